@@ -1,0 +1,67 @@
+"""Content-free telemetry through the Jupyter server's event logger (jupyter_events).
+
+Schemas are YAML files in ``events/``; each emitter takes only numbers, codes and opaque
+server-made ids, so there is no way to pass content through them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+EVENT_DIR = Path(__file__).parent / "events"
+SCHEMA_BASE = "https://events.jupyter.org/jupyter_copilot/"
+CONTEXT_SERVED = SCHEMA_BASE + "context/served/v1"
+CONTEXT_REFRESH = SCHEMA_BASE + "context/refresh/v1"
+
+
+class Telemetry:
+    """Emits the extension's events, or nothing when the server has no event logger."""
+
+    def __init__(self, event_logger: Any | None) -> None:
+        self._logger = event_logger
+        if event_logger is not None:
+            for path in sorted(EVENT_DIR.glob("*.yaml")):
+                event_logger.register_event_schema(path)
+
+    def _emit(self, schema_id: str, data: dict[str, Any]) -> None:
+        if self._logger is not None:
+            self._logger.emit(schema_id=schema_id, data=data)
+
+    def context_served(
+        self,
+        *,
+        page_ref: str | None,
+        latency_ms: float,
+        size: int,
+        entry_count: int,
+        omitted_reason: str | None,
+        outcome: str,
+    ) -> None:
+        """A get-context call ended, served or refused."""
+        self._emit(
+            CONTEXT_SERVED,
+            {
+                "pageRef": page_ref,
+                "latencyMs": round(latency_ms, 3),
+                "bytes": size,
+                "entryCount": entry_count,
+                "omittedReason": omitted_reason,
+                "outcome": outcome,
+            },
+        )
+
+    def context_refresh(
+        self, *, page_ref: str, accepted: bool, received: int, deduplicated: int, coalesced: int
+    ) -> None:
+        """A page sent a ``state`` message."""
+        self._emit(
+            CONTEXT_REFRESH,
+            {
+                "pageRef": page_ref,
+                "accepted": accepted,
+                "received": received,
+                "deduplicated": deduplicated,
+                "coalesced": coalesced,
+            },
+        )
