@@ -1,0 +1,247 @@
+// Copyright (c) jupyter-copilot contributors.
+// Distributed under the terms of the Modified BSD License.
+
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+/**
+ * The action names of contract section 1.
+ */
+export namespace Actions {
+  export const getContext = 'jupyter_copilot.notebook.get-context';
+  export const editCellInvoke = 'jupyter_copilot.notebook.edit-cell.invoke';
+  export const editCellAbort = 'jupyter_copilot.notebook.edit-cell.abort';
+}
+
+/**
+ * Where an action of a page or tool is handled.
+ */
+export interface IActionRef {
+  action: string;
+  extensionName: string;
+  iframeType: string;
+}
+
+/**
+ * A page manifest (contract section 2).
+ */
+export interface IPageManifest {
+  name: string;
+  pageType: string;
+  description: string;
+  featureSwitch: string;
+  /** A regular expression source applied to the page path. */
+  match: string;
+  getContext: IActionRef;
+}
+
+/**
+ * A tool definition (contract section 2).
+ */
+export interface IToolDefinition {
+  name: string;
+  description: string;
+  featureSwitch: string;
+  copilotPages: string[];
+  parameters: Record<string, unknown>;
+  invoke: IActionRef;
+  abort?: IActionRef;
+}
+
+/**
+ * The reply of `GET copilot/api/manifest`; both lists are empty when the
+ * feature switch is off.
+ */
+export interface IManifest {
+  pages: IPageManifest[];
+  tools: IToolDefinition[];
+}
+
+/**
+ * The reply of `GET copilot/api/status` (contract section 3).
+ */
+export interface IStatus {
+  version: string;
+  enabled: boolean;
+  toolsEnabled: boolean;
+  killSwitch: { engaged: boolean; source: 'config' | 'file' | null };
+  pages: number;
+  rtc: boolean;
+}
+
+/**
+ * A refusal (contract section 7).
+ */
+export interface IRefusal {
+  code: string;
+  message: string;
+}
+
+/**
+ * The outcome of an action: a result or a refusal, never both.
+ */
+export type ActionOutcome<T> =
+  | { result: T; error?: undefined }
+  | { result?: undefined; error: IRefusal };
+
+/**
+ * The body of `POST copilot/api/actions/<action>`.
+ */
+export interface IActionBody {
+  data: Record<string, unknown>;
+  pageId?: string;
+  callId?: string;
+}
+
+/**
+ * Why a selected cell's source was left out of its context entry.
+ */
+export interface IOmitted {
+  reason: 'over-budget' | 'unencodable';
+  sourceBytes: number | null;
+  budgetBytes?: number;
+}
+
+/**
+ * The value of the `notebook_view_state` entry.
+ */
+export interface IViewStateValue {
+  artifactId: string;
+  viewType: string;
+  permissionMode: 'edit' | 'read-only';
+  selectedCellCount: number;
+  kernelLanguage: string | null;
+}
+
+/**
+ * The value of the `notebook_selected_cell` entry.
+ */
+export interface ISelectedCellValue {
+  artifactId: string;
+  cellId: string;
+  cellType: 'code' | 'markdown' | 'raw';
+  language: string | null;
+  source?: string;
+  expectedSourceHash?: string;
+}
+
+/**
+ * A context entry of get-context (contract section 4.1).
+ */
+export interface IContextEntry<T = unknown> {
+  name: string;
+  description: string;
+  value: T;
+  reference?: { label: string; icon: string };
+  omitted?: IOmitted;
+}
+
+/**
+ * The result of get-context.
+ */
+export interface IGetContextResult {
+  customContext: IContextEntry[];
+}
+
+/**
+ * Fetch the page and tool registry.
+ *
+ * @param settings - The server settings; the defaults when omitted.
+ * @throws ServerConnection.ResponseError when the server extension is absent.
+ */
+export async function getManifest(
+  settings?: ServerConnection.ISettings
+): Promise<IManifest> {
+  return Private.requestJSON<IManifest>('manifest', { method: 'GET' }, settings);
+}
+
+/**
+ * Fetch the server status.
+ *
+ * @param settings - The server settings; the defaults when omitted.
+ */
+export async function getStatus(
+  settings?: ServerConnection.ISettings
+): Promise<IStatus> {
+  return Private.requestJSON<IStatus>('status', { method: 'GET' }, settings);
+}
+
+/**
+ * Run an action through the server's dispatcher.
+ *
+ * A refusal (any reply that carries `{error: {code, message}}`, whatever its
+ * HTTP status) is returned, not thrown.
+ *
+ * @param action - The action name.
+ * @param body - The action data and optional page and call ids.
+ * @param settings - The server settings; the defaults when omitted.
+ * @throws ServerConnection.NetworkError when the server cannot be reached,
+ *   and ServerConnection.ResponseError for a reply that is not an outcome.
+ */
+export async function postAction<T = unknown>(
+  action: string,
+  body: IActionBody,
+  settings?: ServerConnection.ISettings
+): Promise<ActionOutcome<T>> {
+  const s = settings ?? ServerConnection.makeSettings();
+  const url = URLExt.join(
+    s.baseUrl,
+    'copilot/api/actions',
+    encodeURIComponent(action)
+  );
+  const response = await ServerConnection.makeRequest(
+    url,
+    { method: 'POST', body: JSON.stringify(body) },
+    s
+  );
+  const reply = await Private.readJSON(response);
+  if (Private.isOutcome(reply)) {
+    return reply as ActionOutcome<T>;
+  }
+  throw new ServerConnection.ResponseError(response);
+}
+
+namespace Private {
+  /**
+   * GET or POST a path under `copilot/api/` and parse a 200 reply.
+   */
+  export async function requestJSON<T>(
+    path: string,
+    init: RequestInit,
+    settings?: ServerConnection.ISettings
+  ): Promise<T> {
+    const s = settings ?? ServerConnection.makeSettings();
+    const url = URLExt.join(s.baseUrl, 'copilot/api', path);
+    const response = await ServerConnection.makeRequest(url, init, s);
+    if (!response.ok) {
+      throw new ServerConnection.ResponseError(response);
+    }
+    return (await readJSON(response)) as T;
+  }
+
+  /**
+   * The parsed body of a reply, or `null` when it is not JSON.
+   */
+  export async function readJSON(response: Response): Promise<unknown> {
+    const text = await response.text();
+    try {
+      return text ? JSON.parse(text) : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Whether a parsed reply is `{result}` or `{error: {code, message}}`.
+   */
+  export function isOutcome(reply: unknown): boolean {
+    if (typeof reply !== 'object' || reply === null) {
+      return false;
+    }
+    const r = reply as { result?: unknown; error?: { code?: unknown } };
+    if ('result' in r) {
+      return true;
+    }
+    return typeof r.error === 'object' && typeof r.error?.code === 'string';
+  }
+}

@@ -1,0 +1,320 @@
+// Copyright (c) jupyter-copilot contributors.
+// Distributed under the terms of the Modified BSD License.
+
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+import { UUID } from '@lumino/coreutils';
+import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+/**
+ * The bridge protocol version of contract section 9.
+ */
+export const PROTOCOL = 1;
+
+/**
+ * An action failure with a contract code, reported to the server as
+ * `ok: false`. Its message must never contain cell source.
+ */
+export class ActionError extends Error {
+  /**
+   * @param code - A refusal code of contract section 7.
+   * @param message - Plain words for a person.
+   */
+  constructor(
+    readonly code: string,
+    message: string
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The single page-to-server WebSocket of this JupyterLab page.
+ *
+ * It says `hello` on every (re)connection, keeps the server's `welcome`,
+ * answers `request` messages with the registered action handlers, and
+ * reconnects with backoff until disposed.
+ */
+export class Bridge implements IDisposable {
+  /**
+   * Create a bridge; call {@link connect} to open it.
+   */
+  constructor(options: Bridge.IOptions) {
+    this.pageId = options.pageId ?? UUID.uuid4();
+    this._settings = options.serverSettings ?? ServerConnection.makeSettings();
+    this._url = options.url;
+  }
+
+  /**
+   * The id of this page, made once per page load and kept across reconnects.
+   */
+  readonly pageId: string;
+
+  /**
+   * The server's latest `welcome`, or `null` before the first one.
+   */
+  get welcome(): Bridge.IWelcome | null {
+    return this._welcome;
+  }
+
+  /**
+   * Whether tool invocations are currently allowed (the kill switch).
+   */
+  get toolsEnabled(): boolean {
+    return this._welcome?.toolsEnabled ?? false;
+  }
+
+  /**
+   * Whether the socket is open, so that {@link send} delivers.
+   */
+  get isOpen(): boolean {
+    return this._ws?.readyState === WebSocket.OPEN;
+  }
+
+  /**
+   * Emitted after each (re)connection, once `hello` has been sent.
+   */
+  get opened(): ISignal<this, void> {
+    return this._opened;
+  }
+
+  /**
+   * Emitted with each `welcome` from the server.
+   */
+  get welcomed(): ISignal<this, Bridge.IWelcome> {
+    return this._welcomed;
+  }
+
+  /**
+   * Emitted when the kill switch changes (`tools-enabled`).
+   */
+  get toolsEnabledChanged(): ISignal<this, boolean> {
+    return this._toolsEnabledChanged;
+  }
+
+  /**
+   * Whether the bridge is disposed.
+   */
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /**
+   * Register the handler of an action; requests for actions without one
+   * are answered `unknown-action`.
+   *
+   * @returns A disposable that unregisters the handler.
+   */
+  registerAction(action: string, handler: Bridge.ActionHandler): IDisposable {
+    this._handlers.set(action, handler);
+    return {
+      isDisposed: false,
+      dispose: () => {
+        if (this._handlers.get(action) === handler) {
+          this._handlers.delete(action);
+        }
+      }
+    };
+  }
+
+  /**
+   * Open the socket, unless it is open or opening already.
+   */
+  connect(): void {
+    if (this._isDisposed || this._ws) {
+      return;
+    }
+    window.clearTimeout(this._retryTimer);
+    const s = this._settings;
+    let url = URLExt.join(s.wsUrl, 'copilot/api/bridge');
+    if (s.appendToken && s.token) {
+      url += `?token=${encodeURIComponent(s.token)}`;
+    }
+    let ws: WebSocket;
+    try {
+      ws = new s.WebSocket(url);
+    } catch {
+      this._scheduleReconnect();
+      return;
+    }
+    this._ws = ws;
+    ws.onopen = () => {
+      this._delay = Private.FIRST_DELAY;
+      this.send({ type: 'hello', protocol: PROTOCOL, pageId: this.pageId, url: this._url() });
+      this._opened.emit();
+    };
+    ws.onmessage = evt => void this._onMessage(evt.data);
+    ws.onclose = () => {
+      this._ws = null;
+      this._scheduleReconnect();
+    };
+  }
+
+  /**
+   * Send a message if the socket is open.
+   *
+   * @returns Whether the message was handed to the socket.
+   */
+  send(message: Record<string, unknown>): boolean {
+    if (!this._ws || this._ws.readyState !== WebSocket.OPEN) {
+      return false;
+    }
+    this._ws.send(JSON.stringify(message));
+    return true;
+  }
+
+  /**
+   * Close the socket for good.
+   */
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    window.clearTimeout(this._retryTimer);
+    const ws = this._ws;
+    this._ws = null;
+    if (ws) {
+      ws.onopen = ws.onmessage = ws.onclose = null;
+      ws.close();
+    }
+    this._handlers.clear();
+    Signal.clearData(this);
+  }
+
+  private _scheduleReconnect(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    window.clearTimeout(this._retryTimer);
+    this._retryTimer = window.setTimeout(() => this.connect(), this._delay);
+    this._delay = Math.min(this._delay * 2, Private.MAX_DELAY);
+  }
+
+  private async _onMessage(raw: unknown): Promise<void> {
+    const msg = Private.parse(raw);
+    if (!msg) {
+      return;
+    }
+    switch (msg.type) {
+      case 'welcome':
+        this._welcome = msg as unknown as Bridge.IWelcome;
+        this._welcomed.emit(this._welcome);
+        break;
+      case 'tools-enabled': {
+        const enabled = msg.enabled === true;
+        if (this._welcome) {
+          this._welcome = { ...this._welcome, toolsEnabled: enabled };
+        }
+        this._toolsEnabledChanged.emit(enabled);
+        break;
+      }
+      case 'request':
+        await this._onRequest(msg);
+        break;
+      default:
+        // `error` (invalid-message) and types of later protocol steps are
+        // ignored: the server keeps the page connected either way.
+        break;
+    }
+  }
+
+  private async _onRequest(msg: Record<string, unknown>): Promise<void> {
+    const requestId = msg.requestId;
+    const action = typeof msg.action === 'string' ? msg.action : '';
+    const handler = this._handlers.get(action);
+    let reply: Record<string, unknown>;
+    if (!handler) {
+      reply = Private.failure('unknown-action', 'This page does not handle that action.');
+    } else {
+      try {
+        const data = typeof msg.data === 'object' && msg.data ? msg.data : {};
+        reply = { ok: true, data: await handler(data as Record<string, unknown>) };
+      } catch (err) {
+        reply =
+          err instanceof ActionError
+            ? Private.failure(err.code, err.message)
+            : Private.failure('page-error', 'The page could not complete the action.');
+      }
+    }
+    this.send({ type: 'result', requestId, ...reply });
+  }
+
+  private _settings: ServerConnection.ISettings;
+  private _url: () => string;
+  private _ws: WebSocket | null = null;
+  private _welcome: Bridge.IWelcome | null = null;
+  private _handlers = new Map<string, Bridge.ActionHandler>();
+  private _delay = Private.FIRST_DELAY;
+  private _retryTimer = 0;
+  private _isDisposed = false;
+  private _opened = new Signal<this, void>(this);
+  private _welcomed = new Signal<this, Bridge.IWelcome>(this);
+  private _toolsEnabledChanged = new Signal<this, boolean>(this);
+}
+
+/**
+ * The types of the bridge.
+ */
+export namespace Bridge {
+  /**
+   * The options of a bridge.
+   */
+  export interface IOptions {
+    /** The server settings; the defaults when omitted. */
+    serverSettings?: ServerConnection.ISettings;
+    /** The page id; a new UUID when omitted. */
+    pageId?: string;
+    /** The current page path for the matcher (`hello.url`). */
+    url: () => string;
+  }
+
+  /**
+   * The server's `welcome` message.
+   */
+  export interface IWelcome {
+    protocol: number;
+    pageId: string;
+    toolsEnabled: boolean;
+    budgetBytes: number;
+    toolInputBudgetBytes: number;
+  }
+
+  /**
+   * An action handler: request `data` in, result `data` out. Throw an
+   * {@link ActionError} to refuse with a code.
+   */
+  export type ActionHandler = (
+    data: Record<string, unknown>
+  ) => Record<string, unknown> | Promise<Record<string, unknown>>;
+}
+
+namespace Private {
+  export const FIRST_DELAY = 1000;
+  export const MAX_DELAY = 30000;
+
+  /**
+   * Parse a server message; `null` for anything that is not a typed object.
+   */
+  export function parse(raw: unknown): Record<string, unknown> | null {
+    if (typeof raw !== 'string') {
+      return null;
+    }
+    try {
+      const msg = JSON.parse(raw);
+      return typeof msg === 'object' && msg && typeof msg.type === 'string'
+        ? msg
+        : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * The fields of an `ok: false` result.
+   */
+  export function failure(code: string, message: string): Record<string, unknown> {
+    return { ok: false, error: { code, message } };
+  }
+}

@@ -1,0 +1,233 @@
+// Copyright (c) jupyter-copilot contributors.
+// Distributed under the terms of the Modified BSD License.
+
+import { ServerConnection } from '@jupyterlab/services';
+import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import {
+  Actions,
+  IContextEntry,
+  IGetContextResult,
+  IOmitted,
+  ISelectedCellValue,
+  IViewStateValue,
+  postAction
+} from './api';
+
+/**
+ * What the side panel shows of the context an agent would get, fetched
+ * from the server with this page's id. It never keeps cell source.
+ */
+export class ContextModel implements IDisposable {
+  /**
+   * Create a model for one page.
+   */
+  constructor(options: ContextModel.IOptions) {
+    this._pageId = options.pageId;
+    this._settings = options.serverSettings;
+  }
+
+  /**
+   * The latest context, or `null` before the first answer.
+   */
+  get context(): ContextModel.IContext | null {
+    return this._context;
+  }
+
+  /**
+   * The attached cell, or `null`.
+   */
+  get attachment(): ContextModel.IAttachment | null {
+    return this._attachment;
+  }
+
+  /**
+   * Emitted when the context changes.
+   */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  /**
+   * Emitted when a cell is attached or detached.
+   */
+  get attachmentChanged(): ISignal<this, ContextModel.IAttachment | null> {
+    return this._attachmentChanged;
+  }
+
+  /**
+   * Whether the model is disposed.
+   */
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /**
+   * Refresh after a short quiet time, folding bursts into one request.
+   */
+  scheduleRefresh(delayMs = 150): void {
+    window.clearTimeout(this._timer);
+    this._timer = window.setTimeout(() => void this.refresh(), delayMs);
+  }
+
+  /**
+   * Fetch the context now; only the answer to the latest call is kept.
+   */
+  async refresh(): Promise<void> {
+    window.clearTimeout(this._timer);
+    const seq = ++this._seq;
+    let next: ContextModel.IContext;
+    try {
+      const outcome = await postAction<IGetContextResult>(
+        Actions.getContext,
+        { data: {}, pageId: this._pageId },
+        this._settings
+      );
+      next = outcome.error
+        ? { viewState: null, cell: null, message: outcome.error.message }
+        : Private.parse(outcome.result.customContext);
+    } catch {
+      next = { viewState: null, cell: null, message: 'The Copilot server cannot be reached.' };
+    }
+    if (seq !== this._seq || this._isDisposed) {
+      return;
+    }
+    this._context = next;
+    const a = this._attachment;
+    if (a) {
+      const cell = next.cell;
+      if (!cell?.expectedSourceHash || cell.artifactId !== a.artifactId || cell.cellId !== a.cellId) {
+        this._setAttachment(null);
+      } else if (cell.expectedSourceHash !== a.expectedSourceHash) {
+        this._setAttachment({ ...a, expectedSourceHash: cell.expectedSourceHash });
+      }
+    }
+    this._changed.emit();
+  }
+
+  /**
+   * Attach the selected cell, when exactly one attachable cell is selected.
+   *
+   * @returns Whether a cell is attached now.
+   */
+  attach(): boolean {
+    const cell = this._context?.cell;
+    if (!cell?.expectedSourceHash) {
+      return false;
+    }
+    const { artifactId, cellId, expectedSourceHash } = cell;
+    this._setAttachment({ artifactId, cellId, expectedSourceHash });
+    return true;
+  }
+
+  /**
+   * Drop the attachment.
+   */
+  detach(): void {
+    this._setAttachment(null);
+  }
+
+  /**
+   * Stop refreshing and drop the signal connections.
+   */
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    window.clearTimeout(this._timer);
+    Signal.clearData(this);
+  }
+
+  private _setAttachment(value: ContextModel.IAttachment | null): void {
+    this._attachment = value;
+    this._attachmentChanged.emit(value);
+  }
+
+  private _pageId: string;
+  private _settings?: ServerConnection.ISettings;
+  private _context: ContextModel.IContext | null = null;
+  private _attachment: ContextModel.IAttachment | null = null;
+  private _seq = 0;
+  private _timer = 0;
+  private _isDisposed = false;
+  private _changed = new Signal<this, void>(this);
+  private _attachmentChanged = new Signal<this, ContextModel.IAttachment | null>(this);
+}
+
+/**
+ * The types of the context model.
+ */
+export namespace ContextModel {
+  /**
+   * The options of a context model.
+   */
+  export interface IOptions {
+    /** The id of this page, sent with every get-context call. */
+    pageId: string;
+    /** The server settings; the defaults when omitted. */
+    serverSettings?: ServerConnection.ISettings;
+  }
+
+  /**
+   * The selected cell as the panel shows it: metadata and a line count only.
+   */
+  export interface ICell {
+    artifactId: string;
+    cellId: string;
+    cellType: string;
+    label: string;
+    /** The number of lines, `0` for an empty source, `null` when omitted. */
+    lineCount: number | null;
+    /** The hash of the source, absent when the source was omitted. */
+    expectedSourceHash?: string;
+    omitted?: IOmitted;
+  }
+
+  /**
+   * The context shown by the panel.
+   */
+  export interface IContext {
+    viewState: IViewStateValue | null;
+    cell: ICell | null;
+    /** A refusal or failure to show instead of the context. */
+    message?: string;
+  }
+
+  /**
+   * The attached cell, for the conversation of a later issue.
+   */
+  export interface IAttachment {
+    artifactId: string;
+    cellId: string;
+    expectedSourceHash: string;
+  }
+}
+
+namespace Private {
+  /**
+   * Reduce the server's entries to what the panel shows, dropping source.
+   */
+  export function parse(entries: IContextEntry[]): ContextModel.IContext {
+    const view = entries.find(e => e.name === 'notebook_view_state');
+    const sel = entries.find(e => e.name === 'notebook_selected_cell') as
+      | IContextEntry<ISelectedCellValue>
+      | undefined;
+    let cell: ContextModel.ICell | null = null;
+    if (sel) {
+      const v = sel.value;
+      const source = typeof v.source === 'string' ? v.source : null;
+      cell = {
+        artifactId: v.artifactId,
+        cellId: v.cellId,
+        cellType: v.cellType,
+        label: sel.reference?.label ?? `Selected ${v.cellType} cell`,
+        lineCount: source === null ? null : source === '' ? 0 : source.split('\n').length,
+        expectedSourceHash: source === null ? undefined : v.expectedSourceHash,
+        omitted: sel.omitted
+      };
+    }
+    return { viewState: (view?.value as IViewStateValue) ?? null, cell };
+  }
+}

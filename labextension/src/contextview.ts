@@ -1,0 +1,161 @@
+// Copyright (c) jupyter-copilot contributors.
+// Distributed under the terms of the Modified BSD License.
+
+import { Widget } from '@lumino/widgets';
+
+import { ContextModel } from './contextmodel';
+
+/**
+ * The "Context" section of the side panel: a hint, or the pill of the one
+ * selected cell with its attach toggle. It never shows cell source.
+ */
+export class ContextView extends Widget {
+  /**
+   * Create the view of a context model.
+   */
+  constructor(model: ContextModel) {
+    super();
+    this._model = model;
+    this.addClass('jp-Copilot-Context');
+    const title = Private.el('h3', 'jp-Copilot-SectionTitle', 'Context');
+    this._hint = Private.el('p', 'jp-Copilot-Hint', '');
+    this._pill = Private.el('div', 'jp-Copilot-Pill');
+    this._label = Private.el('span', 'jp-Copilot-PillLabel');
+    this._meta = Private.el('span', 'jp-Copilot-PillMeta');
+    this._message = Private.el('span', 'jp-Copilot-PillMessage');
+    this._toggle = Private.el('button', 'jp-Copilot-AttachToggle') as HTMLButtonElement;
+    this._toggle.type = 'button';
+    this._toggle.addEventListener('click', this._onToggle);
+    this._pill.append(this._label, this._meta, this._message, this._toggle);
+    this.node.append(title, this._hint, this._pill);
+    model.changed.connect(this._render, this);
+    model.attachmentChanged.connect(this._render, this);
+    this._render();
+  }
+
+  /**
+   * Disconnect from the model.
+   */
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._model.changed.disconnect(this._render, this);
+    this._model.attachmentChanged.disconnect(this._render, this);
+    this._toggle.removeEventListener('click', this._onToggle);
+    super.dispose();
+  }
+
+  private _onToggle = (): void => {
+    if (this._model.attachment) {
+      this._model.detach();
+    } else {
+      this._model.attach();
+    }
+  };
+
+  private _render(): void {
+    const context = this._model.context;
+    const cell = context?.cell ?? null;
+    this._hint.textContent = Private.hint(context);
+    this._hint.hidden = cell !== null;
+    this._pill.hidden = cell === null;
+    if (!cell) {
+      this._pill.removeAttribute('data-cell-id');
+      return;
+    }
+    const a = this._model.attachment;
+    const attached = !!a && a.artifactId === cell.artifactId && a.cellId === cell.cellId;
+    this._pill.dataset.cellId = cell.cellId;
+    this._pill.dataset.attached = String(attached);
+    this._pill.dataset.cellType = cell.cellType;
+    this._label.textContent = cell.label;
+    this._meta.textContent = Private.lines(cell.lineCount);
+    this._meta.hidden = cell.lineCount === null;
+    this._message.textContent = Private.omitted(cell);
+    this._message.hidden = !cell.omitted;
+    this._toggle.disabled = !cell.expectedSourceHash;
+    this._toggle.setAttribute('aria-pressed', String(attached));
+    this._toggle.textContent = attached ? 'Attached' : 'Attach';
+    this._toggle.title = cell.expectedSourceHash
+      ? attached
+        ? 'Attached: the conversation may read this cell and propose an edit to it. Click to detach.'
+        : 'Attach this cell so that the conversation may read it and propose an edit to it.'
+      : 'This cell cannot be attached.';
+  }
+
+  private _model: ContextModel;
+  private _hint: HTMLElement;
+  private _pill: HTMLElement;
+  private _label: HTMLElement;
+  private _meta: HTMLElement;
+  private _message: HTMLElement;
+  private _toggle: HTMLButtonElement;
+}
+
+namespace Private {
+  /**
+   * Create an element with a class and text.
+   */
+  export function el(tag: string, className: string, text?: string): HTMLElement {
+    const node = document.createElement(tag);
+    node.className = className;
+    if (text !== undefined) {
+      node.textContent = text;
+    }
+    return node;
+  }
+
+  /**
+   * The hint shown when there is no single selected cell.
+   */
+  export function hint(context: ContextModel.IContext | null): string {
+    if (context?.message) {
+      return context.message;
+    }
+    const count = context?.viewState?.selectedCellCount;
+    if (count === undefined) {
+      return 'Open a notebook and select a cell to attach it.';
+    }
+    return count > 1
+      ? `${count} cells are selected. Select a single cell to attach it.`
+      : 'Select a cell to attach it.';
+  }
+
+  /**
+   * "empty", "1 line" or "n lines".
+   */
+  export function lines(count: number | null): string {
+    if (!count) {
+      return 'empty';
+    }
+    return count === 1 ? '1 line' : `${count} lines`;
+  }
+
+  /**
+   * Why the selected cell cannot be attached, or "".
+   */
+  export function omitted(cell: ContextModel.ICell): string {
+    const o = cell.omitted;
+    if (!o) {
+      return '';
+    }
+    if (o.reason === 'over-budget') {
+      const size = o.sourceBytes === null ? 'unknown size' : bytes(o.sourceBytes);
+      const limit = o.budgetBytes === undefined ? '' : `, the limit is ${bytes(o.budgetBytes)}`;
+      return `This cell is too large to attach: ${size}${limit}.`;
+    }
+    return 'This cell contains characters that cannot be sent, so it cannot be attached.';
+  }
+
+  /**
+   * A byte size for a person: "512 bytes", "8 KB", "120.4 KB", "1.5 MB".
+   */
+  export function bytes(n: number): string {
+    if (n < 1024) {
+      return n === 1 ? '1 byte' : `${n} bytes`;
+    }
+    const [value, unit] = n < 1024 * 1024 ? [n / 1024, 'KB'] : [n / (1024 * 1024), 'MB'];
+    return `${Number(value.toFixed(1))} ${unit}`;
+  }
+}

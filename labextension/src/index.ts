@@ -1,0 +1,94 @@
+// Copyright (c) jupyter-copilot contributors.
+// Distributed under the terms of the Modified BSD License.
+
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { PageConfig } from '@jupyterlab/coreutils';
+import { INotebookTracker } from '@jupyterlab/notebook';
+import { ServerConnection } from '@jupyterlab/services';
+import { UUID } from '@lumino/coreutils';
+
+import { Actions, getManifest, IManifest } from './api';
+import { Bridge } from './bridge';
+import { addCommands } from './commands';
+import { readLiveContext } from './livestate';
+import { compileMatcher, matchesPage, pagePath } from './matcher';
+import { CopilotPanel } from './panel';
+import { PageStateTracker } from './state';
+
+/**
+ * The jupyter-copilot page plugin: with the feature switch on, it opens the
+ * page bridge, reports the live page state and adds the Copilot side panel.
+ * With the switch off, or without the server extension, it does nothing.
+ */
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: 'jupyter-copilot:plugin',
+  description: 'The Copilot side panel and the page bridge of jupyter-copilot.',
+  autoStart: true,
+  requires: [INotebookTracker],
+  optional: [ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    notebooks: INotebookTracker,
+    palette: ICommandPalette | null
+  ): void => {
+    // Never hold up the application start on the server round trip.
+    void Private.start(app, notebooks, palette);
+  }
+};
+
+export default plugin;
+
+namespace Private {
+  /**
+   * Read the manifest and, when the feature is on, wire everything up.
+   */
+  export async function start(
+    app: JupyterFrontEnd,
+    notebooks: INotebookTracker,
+    palette: ICommandPalette | null
+  ): Promise<void> {
+    const serverSettings = app.serviceManager?.serverSettings ?? ServerConnection.makeSettings();
+    let manifest: IManifest;
+    try {
+      manifest = await getManifest(serverSettings);
+    } catch {
+      // No server extension (or no access to it): stay invisible.
+      return;
+    }
+    const page = Array.isArray(manifest?.pages) ? manifest.pages[0] : undefined;
+    if (!page) {
+      return;
+    }
+    const url = () => pagePath(window.location.pathname, PageConfig.getBaseUrl());
+    const pageId = UUID.uuid4();
+    const bridge = new Bridge({ serverSettings, pageId, url });
+    const tracker = new PageStateTracker({ shell: app.shell, notebooks, bridge, url });
+    bridge.registerAction(Actions.getContext, () => ({ ...readLiveContext(tracker.notebook) }));
+
+    const panel = new CopilotPanel({ pageId, tracker, serverSettings });
+    panel.node.dataset.pageMatch = String(pageMatches(page.match, url()));
+    app.shell.add(panel, 'right', { rank: 600 });
+    addCommands(app, panel, palette);
+    bridge.connect();
+
+    await app.restored;
+    // Layout restore collapses the right sidebar; show the panel again.
+    app.shell.activateById(panel.id);
+  }
+
+  /**
+   * Whether the manifest's matcher accepts this page; `false` for a source
+   * that this browser cannot compile.
+   */
+  function pageMatches(source: string, path: string): boolean {
+    try {
+      return matchesPage(compileMatcher(source), path);
+    } catch {
+      return false;
+    }
+  }
+}

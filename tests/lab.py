@@ -1,0 +1,213 @@
+"""Real JupyterLab in real headless Chromium, served by the pytest-jupyter server.
+
+Browser tests are async functions on pytest-jupyter's event loop, so the Jupyter server and
+Playwright's async API share one loop. Chromium is Debian's ``/usr/bin/chromium``; it is
+never downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = os.environ.get("COPILOT_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+BRIDGE_PATH = "copilot/api/bridge"
+IMAGES = Path(__file__).parent.parent / "docs" / "images"
+
+
+def require_chromium() -> None:
+    """Skip with a clear message when no Chromium exists, except in CI, where it is an error."""
+    if Path(CHROMIUM).exists():
+        return
+    message = (
+        f"Browser tests need Chromium at {CHROMIUM} "
+        "(apt-get update && apt-get install -y chromium)."
+    )
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def labextensions_dir(shared_tmp: Path) -> Path:
+    """A folder holding the built lab extension as ``jupyter-copilot``.
+
+    It must be the same folder for every test of a run: JupyterLab's static file handler
+    caches resolved paths at class level, across server instances.
+    """
+    import jupyter_copilot
+
+    built = Path(jupyter_copilot.__file__).parent / "labextension"
+    if not (built / "package.json").exists():
+        raise AssertionError(
+            "The lab extension is not built: install the package from source (pip install .)."
+        )
+    extensions = shared_tmp / "labextensions"
+    extensions.mkdir(exist_ok=True)
+    link = extensions / "jupyter-copilot"
+    if not link.exists():
+        link.symlink_to(built, target_is_directory=True)
+    return extensions
+
+
+def lab_server_config(
+    tmp_path: Path, shared_tmp: Path, copilot: dict[str, Any]
+) -> dict[str, Any]:
+    """Server config for a JupyterLab with jupyter-copilot and no outside traffic."""
+    extensions = labextensions_dir(shared_tmp)
+    settings = tmp_path / "lab-settings"
+    apputils = settings / "@jupyterlab" / "apputils-extension"
+    apputils.mkdir(parents=True, exist_ok=True)
+    (apputils / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+    )
+    return {
+        "ServerApp": {
+            "jpserver_extensions": {
+                "jupyterlab": True,
+                "jupyter_copilot": True,
+                "jupyter_server_fileid": True,
+            },
+        },
+        "BaseFileIdManager": {"db_path": str(tmp_path / "file_id.db")},
+        "LabApp": {
+            "extra_labextensions_path": [str(extensions)],
+            "user_settings_dir": str(settings),
+            "workspaces_dir": str(tmp_path / "workspaces"),
+            "news_url": None,
+            "check_for_updates_class": "jupyterlab.handlers.announcements.NeverCheckForUpdate",
+            "expose_app_in_browser": True,
+        },
+        "CopilotApp": copilot,
+    }
+
+
+@dataclass
+class BridgeTraffic:
+    """What the page's bridge WebSockets carried, as seen by the browser."""
+
+    opened: int = 0
+    closed: int = 0
+    sent: list[dict[str, Any]] = field(default_factory=list)
+
+    def of_type(self, kind: str) -> list[dict[str, Any]]:
+        """Messages the page sent of one type."""
+        return [m for m in self.sent if m.get("type") == kind]
+
+
+@dataclass
+class Lab:
+    """One JupyterLab page in Chromium."""
+
+    page: Any
+    base: str
+    token: str
+    traffic: BridgeTraffic
+    widgets: dict[str, str] = field(default_factory=dict)
+
+    async def open(self, path: str) -> None:
+        """Open a notebook through JupyterLab's own document manager, as a person's click does."""
+        widget_id = await self.page.evaluate(
+            """async path => {
+                const widget = await window.jupyterapp.commands.execute('docmanager:open', {path});
+                await widget.context.ready;
+                return widget.id;
+            }""",
+            path,
+        )
+        self.widgets[path] = widget_id
+        await self.page.wait_for_selector(f"[id='{widget_id}'] .jp-Cell")
+
+    async def page_id(self) -> str:
+        """The bridge pageId, as the side panel shows it."""
+        element = await self.page.wait_for_selector("#jupyter-copilot-panel[data-page-id]",
+                                                    state="attached")
+        return await element.get_attribute("data-page-id")  # type: ignore[no-any-return]
+
+    def notebook(self, path: str) -> Any:
+        """A locator for one notebook's panel."""
+        return self.page.locator(f"[id='{self.widgets[path]}']")
+
+    async def click_cell(self, path: str, index: int) -> None:
+        """Click into a cell's editor, selecting that one cell."""
+        cell = self.notebook(path).locator(".jp-Cell").nth(index)
+        await cell.locator(".jp-InputArea-editor").click()
+
+    async def select_tab(self, path: str) -> None:
+        """Click the notebook's tab in the main area."""
+        name = path.rsplit("/", 1)[-1]
+        await self.page.locator("#jp-main-dock-panel .lm-TabBar-tab").filter(
+            has_text=name
+        ).first.click()
+
+    async def pill(self) -> Any:
+        """The pill element, once shown."""
+        return await self.page.wait_for_selector(".jp-Copilot-Pill", state="visible")
+
+    async def screenshot(self, name: str) -> Path:
+        """Save a screenshot under docs/images and return its path."""
+        IMAGES.mkdir(parents=True, exist_ok=True)
+        path = IMAGES / name
+        await self.page.screenshot(path=str(path))
+        return path
+
+
+@asynccontextmanager
+async def lab_page(serverapp: Any, path: str = "", *, width: int = 1400) -> AsyncIterator[Lab]:
+    """Start Chromium, open JupyterLab at ``path`` and record the bridge traffic."""
+    require_chromium()
+    from playwright.async_api import async_playwright
+
+    token = serverapp.identity_provider.token
+    base = f"http://127.0.0.1:{serverapp.port}{serverapp.base_url}"
+    traffic = BridgeTraffic()
+
+    def on_websocket(ws: Any) -> None:
+        if BRIDGE_PATH not in ws.url:
+            return
+        traffic.opened += 1
+
+        def on_close(_: Any) -> None:
+            traffic.closed += 1
+
+        def on_sent(payload: Any) -> None:
+            if isinstance(payload, str):
+                traffic.sent.append(json.loads(payload))
+
+        ws.on("close", on_close)
+        ws.on("framesent", on_sent)
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            context = await browser.new_context(viewport={"width": width, "height": 900})
+            page = await context.new_page()
+            page.on("websocket", on_websocket)
+            await page.goto(f"{base}lab/tree/{path}?token={token}" if path
+                            else f"{base}lab?token={token}")
+            await page.wait_for_selector("#jupyter-copilot-panel", state="attached",
+                                         timeout=60000)
+            yield Lab(page, base, token, traffic)
+        finally:
+            await browser.close()
+
+
+def chromium_path() -> str | None:
+    """Where Chromium is, for messages."""
+    return CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")

@@ -1,0 +1,272 @@
+"""What a person sees and does in real JupyterLab, in headless Chromium."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_copilot.context import source_hash
+from tests.conftest import make_notebook
+from tests.lab import Lab, lab_page, lab_server_config
+
+GET_CONTEXT = ("copilot", "api", "actions", "jupyter_copilot.notebook.get-context")
+A_CELLS = ["import os\nimport sys\n", "def total(xs):\n    return sum(xs)\n", "total([1, 2])"]
+B_CELLS = ["b = 2", "print(b)"]
+
+
+@pytest.fixture
+def copilot_config() -> dict[str, Any]:
+    return {}
+
+
+@pytest.fixture
+def jp_server_config(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, copilot_config: dict[str, Any]
+) -> dict[str, Any]:
+    return lab_server_config(tmp_path, tmp_path_factory.getbasetemp(), copilot_config)
+
+
+@pytest.fixture
+def lab_server(jp_serverapp: Any, http_server_client: Any) -> Any:
+    """The Jupyter server, listening (the HTTP listener comes with ``http_server_client``)."""
+    return jp_serverapp
+
+
+@pytest.fixture
+def notebooks(jp_root_dir: Path) -> None:
+    make_notebook(jp_root_dir, "a.ipynb", A_CELLS)
+    make_notebook(jp_root_dir, "b.ipynb", B_CELLS)
+
+
+async def get_context(jp_fetch, page_id: str | None = None) -> list[dict[str, Any]]:
+    body: dict[str, Any] = {"data": {}}
+    if page_id:
+        body["pageId"] = page_id
+    response = await jp_fetch(*GET_CONTEXT, method="POST", body=json.dumps(body))
+    return json.loads(response.body)["result"]["customContext"]
+
+
+async def wait_for(predicate, what: str, timeout: float = 15.0) -> Any:
+    """Poll an async predicate until it returns something truthy."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.1)
+
+
+async def selected_source(jp_fetch, page_id: str) -> str | None:
+    entries = await get_context(jp_fetch, page_id)
+    cells = [e for e in entries if e["name"] == "notebook_selected_cell"]
+    return cells[0]["value"].get("source") if cells else None
+
+
+async def open_both(lab: Lab) -> None:
+    await lab.open("a.ipynb")
+    await lab.open("b.ipynb")
+
+
+async def test_selecting_a_cell_shows_the_pill_and_serves_that_cell(
+    lab_server, jp_fetch, notebooks
+) -> None:
+    async with lab_page(lab_server) as lab:
+        await open_both(lab)
+        await lab.select_tab("a.ipynb")
+        await lab.click_cell("a.ipynb", 1)
+        page_id = await lab.page_id()
+        await wait_for(lambda: _pill_label_is(lab, "Selected python cell"), "the pill")
+        pill = await lab.pill()
+        assert await pill.get_attribute("data-attached") == "false"
+        text = await pill.inner_text()
+        # As the editor shows it: two lines of code and the empty line after the newline.
+        assert "3 lines" in text and "return sum" not in text
+
+        entries = await wait_for(
+            lambda: _context_with_source(jp_fetch, page_id, A_CELLS[1]), "a.ipynb's cell 2"
+        )
+        view, cell = entries
+        assert view["value"]["permissionMode"] == "edit"
+        assert view["value"]["selectedCellCount"] == 1
+        assert cell["value"]["expectedSourceHash"] == source_hash(A_CELLS[1])
+        assert await pill.get_attribute("data-cell-id") == cell["value"]["cellId"]
+        # The page's own hash (TypeScript) agrees with the server's (Python).
+        state = lab.traffic.of_type("state")[-1]["state"]
+        assert state["activeNotebook"]["selectedCellHash"] == source_hash(A_CELLS[1])
+        # Without a pageId the only page answers the same.
+        assert (await get_context(jp_fetch))[1]["value"]["cellId"] == cell["value"]["cellId"]
+
+        await lab.select_tab("a.ipynb")
+        shot = await lab.screenshot("copilot-panel-pill.png")
+        assert shot.stat().st_size > 10_000
+
+
+async def test_switching_tabs_moves_the_context(lab_server, jp_fetch, notebooks) -> None:
+    async with lab_page(lab_server) as lab:
+        await open_both(lab)
+        page_id = await lab.page_id()
+        await lab.select_tab("b.ipynb")
+        await lab.click_cell("b.ipynb", 1)
+        await wait_for(lambda: _context_with_source(jp_fetch, page_id, B_CELLS[1]), "b")
+        await lab.select_tab("a.ipynb")
+        await lab.click_cell("a.ipynb", 0)
+        await wait_for(lambda: _context_with_source(jp_fetch, page_id, A_CELLS[0]), "a")
+
+
+async def test_thirty_rapid_tab_switches_leave_one_bridge_and_the_right_context(
+    lab_server, jp_fetch, notebooks, copilot
+) -> None:
+    async with lab_page(lab_server) as lab:
+        await open_both(lab)
+        page_id = await lab.page_id()
+        for i in range(30):
+            await lab.select_tab("a.ipynb" if i % 2 else "b.ipynb")
+        # The last switch went to a.ipynb.
+        await lab.click_cell("a.ipynb", 2)
+        await wait_for(lambda: _context_with_source(jp_fetch, page_id, A_CELLS[2]), "a, cell 3")
+        assert (lab.traffic.opened, lab.traffic.closed) == (1, 0)
+        assert [p.page_id for p in copilot.dispatcher.pages()] == [page_id]
+        panel = lab.page.locator("#jupyter-copilot-panel")
+        await wait_for(
+            lambda: _attribute_is(panel, "data-notebook-watchers", "1"), "one notebook watcher"
+        )
+        hellos = lab.traffic.of_type("hello")
+        assert len(hellos) == 1
+
+
+async def test_unsaved_typing_is_served_live_and_state_is_coalesced(
+    lab_server, jp_fetch, notebooks, jp_root_dir
+) -> None:
+    async with lab_page(lab_server) as lab:
+        await lab.open("a.ipynb")
+        page_id = await lab.page_id()
+        await lab.click_cell("a.ipynb", 2)
+        await lab.page.keyboard.press("Control+End")
+        await asyncio.sleep(0.5)
+        before = len(lab.traffic.of_type("state"))
+        typed = "".join("xyzw"[i % 4] for i in range(200))
+        started = time.monotonic()
+        await lab.page.keyboard.type(typed, delay=10)
+        elapsed = time.monotonic() - started
+        expected = A_CELLS[2] + typed
+        entries = await wait_for(
+            lambda: _context_with_source(jp_fetch, page_id, expected), "the typed source"
+        )
+        assert entries[1]["value"]["expectedSourceHash"] == source_hash(expected)
+        # Nothing was saved: the file still holds the old source.
+        on_disk = json.loads((jp_root_dir / "a.ipynb").read_text())
+        assert "".join(on_disk["cells"][2]["source"]) == A_CELLS[2]
+        await asyncio.sleep(0.5)
+        sent = len(lab.traffic.of_type("state")) - before
+        # One message per 100 ms window at most, however many keystrokes.
+        assert 1 <= sent <= elapsed / 0.1 + 3, (sent, elapsed)
+        assert sent < 200 / 4
+
+
+async def test_cursor_moves_send_no_state(lab_server, notebooks) -> None:
+    async with lab_page(lab_server) as lab:
+        await lab.open("a.ipynb")
+        await lab.click_cell("a.ipynb", 1)
+        await asyncio.sleep(0.5)
+        before = len(lab.traffic.of_type("state"))
+        for key in ["ArrowLeft", "ArrowRight", "Home", "End"] * 10:
+            await lab.page.keyboard.press(key)
+        await asyncio.sleep(0.5)
+        assert len(lab.traffic.of_type("state")) == before
+
+
+async def test_two_selected_cells_remove_the_selected_cell_entry(
+    lab_server, jp_fetch, notebooks
+) -> None:
+    async with lab_page(lab_server) as lab:
+        await lab.open("a.ipynb")
+        page_id = await lab.page_id()
+        await lab.click_cell("a.ipynb", 0)
+        await lab.page.keyboard.press("Escape")
+        await lab.page.keyboard.press("Shift+ArrowDown")
+
+        async def two_selected():
+            entries = await get_context(jp_fetch, page_id)
+            return entries if entries and entries[0]["value"]["selectedCellCount"] == 2 else None
+
+        entries = await wait_for(two_selected, "two selected cells")
+        assert [e["name"] for e in entries] == ["notebook_view_state"]
+        hint = lab.page.locator(".jp-Copilot-Hint")
+        await wait_for(lambda: _text_contains(hint, "2 cells are selected"), "the hint")
+        assert not await lab.page.locator(".jp-Copilot-Pill").is_visible()
+
+
+async def test_attach_toggle_and_the_attach_command(lab_server, notebooks) -> None:
+    async with lab_page(lab_server) as lab:
+        await lab.open("a.ipynb")
+        await lab.click_cell("a.ipynb", 0)
+        pill = await lab.pill()
+        toggle = lab.page.locator(".jp-Copilot-AttachToggle")
+        await toggle.click()
+        await wait_for(lambda: _attribute_is(pill, "data-attached", "true"), "attached")
+        assert await toggle.get_attribute("aria-pressed") == "true"
+        await toggle.press("Enter")
+        await wait_for(lambda: _attribute_is(pill, "data-attached", "false"), "detached")
+
+        # The cell context menu: opens the panel and attaches the cell under the pointer.
+        await lab.page.evaluate("() => window.jupyterapp.shell.collapseRight()")
+        cell = lab.notebook("a.ipynb").locator(".jp-Cell").nth(1)
+        await cell.locator(".jp-InputArea-editor").click()
+        await cell.locator(".jp-InputArea-editor").click(button="right")
+        await lab.page.locator(".lm-Menu-itemLabel", has_text="Attach Cell to Copilot").click()
+        await wait_for(lambda: _attribute_is(pill, "data-attached", "true"), "attached by menu")
+        assert await lab.page.locator("#jupyter-copilot-panel").is_visible()
+        cell_id = await cell.get_attribute("data-cell-id") or ""
+        if cell_id:
+            assert await pill.get_attribute("data-cell-id") == cell_id
+
+        # Selecting another cell drops the attachment.
+        await lab.click_cell("a.ipynb", 2)
+        await wait_for(lambda: _attribute_is(pill, "data-attached", "false"), "dropped")
+
+
+class TestSmallBudget:
+    @pytest.fixture
+    def copilot_config(self) -> dict[str, Any]:
+        return {"context_budget_bytes": 1024}
+
+    async def test_a_cell_too_large_to_attach_says_so_with_sizes(
+        self, lab_server, jp_fetch, jp_root_dir
+    ) -> None:
+        big = "# " + "x" * 3000
+        make_notebook(jp_root_dir, "big.ipynb", [big, "small = 1"])
+        async with lab_page(lab_server) as lab:
+            await lab.open("big.ipynb")
+            await lab.click_cell("big.ipynb", 0)
+            message = lab.page.locator(".jp-Copilot-PillMessage")
+            await wait_for(lambda: _text_contains(message, "too large"), "the size message")
+            text = await message.inner_text()
+            assert "2.9 KB" in text and "1 KB" in text, text
+            assert await lab.page.locator(".jp-Copilot-AttachToggle").is_disabled()
+            await lab.screenshot("copilot-panel-too-large.png")
+
+
+async def _pill_label_is(lab: Lab, label: str) -> bool:
+    node = lab.page.locator(".jp-Copilot-PillLabel")
+    return await node.count() > 0 and (await node.inner_text()) == label
+
+
+async def _context_with_source(jp_fetch, page_id: str, source: str):
+    entries = await get_context(jp_fetch, page_id)
+    cells = [e for e in entries if e["name"] == "notebook_selected_cell"]
+    return entries if cells and cells[0]["value"].get("source") == source else None
+
+
+async def _attribute_is(locator, name: str, value: str) -> bool:
+    return (await locator.get_attribute(name)) == value
+
+
+async def _text_contains(locator, text: str) -> bool:
+    return await locator.count() > 0 and text in (await locator.inner_text())
