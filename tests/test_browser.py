@@ -140,6 +140,23 @@ async def test_thirty_rapid_tab_switches_leave_one_bridge_and_the_right_context(
         hellos = lab.traffic.of_type("hello")
         assert len(hellos) == 1
 
+        # Closing a tab and opening another notebook leaves one watcher, on the new one.
+        await lab.select_tab("b.ipynb")
+        await lab.page.evaluate(
+            "() => { void window.jupyterapp.commands.execute('application:close'); }"
+        )
+        # The kernel filled in language_info, so JupyterLab asks about saving: discard.
+        discard = lab.page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-warn")
+        await discard.click()
+        make_notebook(Path(lab_server.root_dir), "c.ipynb", ["c = 3", "c * 2"])
+        await lab.open("c.ipynb")
+        await lab.click_cell("c.ipynb", 1)
+        await wait_for(lambda: _context_with_source(jp_fetch, page_id, "c * 2"), "c, cell 2")
+        await wait_for(
+            lambda: _attribute_is(panel, "data-notebook-watchers", "1"), "one watcher after close"
+        )
+        assert (lab.traffic.opened, lab.traffic.closed) == (1, 0)
+
 
 async def test_unsaved_typing_is_served_live_and_state_is_coalesced(
     lab_server, jp_fetch, notebooks, jp_root_dir
@@ -230,6 +247,13 @@ async def test_attach_toggle_and_the_attach_command(lab_server, notebooks) -> No
         # Selecting another cell drops the attachment.
         await lab.click_cell("a.ipynb", 2)
         await wait_for(lambda: _attribute_is(pill, "data-attached", "false"), "dropped")
+
+        # The same command from the command palette.
+        await lab.page.keyboard.press("Control+Shift+C")
+        await lab.page.keyboard.type("Attach Cell to Copilot")
+        item = lab.page.locator(".lm-CommandPalette-item", has_text="Attach Cell to Copilot")
+        await item.first.click()
+        await wait_for(lambda: _attribute_is(pill, "data-attached", "true"), "attached by palette")
 
 
 class TestSmallBudget:
