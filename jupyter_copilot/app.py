@@ -156,6 +156,8 @@ class CopilotApp(ExtensionApp):
         }
 
     def _artifact_id(self, path: str) -> str | None:
+        # Read at call time: the file-ID extension may load after this one.
+        assert self.serverapp is not None
         manager = self.serverapp.web_app.settings.get("file_id_manager")
         if manager is None:
             self.log.warning(

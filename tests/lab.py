@@ -66,9 +66,7 @@ def labextensions_dir(shared_tmp: Path) -> Path:
     return extensions
 
 
-def lab_server_config(
-    tmp_path: Path, shared_tmp: Path, copilot: dict[str, Any]
-) -> dict[str, Any]:
+def lab_server_config(tmp_path: Path, shared_tmp: Path, copilot: dict[str, Any]) -> dict[str, Any]:
     """Server config for a JupyterLab with jupyter-copilot and no outside traffic."""
     extensions = labextensions_dir(shared_tmp)
     settings = tmp_path / "lab-settings"
@@ -136,8 +134,9 @@ class Lab:
 
     async def page_id(self) -> str:
         """The bridge pageId, as the side panel shows it."""
-        element = await self.page.wait_for_selector("#jupyter-copilot-panel[data-page-id]",
-                                                    state="attached")
+        element = await self.page.wait_for_selector(
+            "#jupyter-copilot-panel[data-page-id]", state="attached"
+        )
         return await element.get_attribute("data-page-id")  # type: ignore[no-any-return]
 
     def notebook(self, path: str) -> Any:
@@ -152,9 +151,11 @@ class Lab:
     async def select_tab(self, path: str) -> None:
         """Click the notebook's tab in the main area."""
         name = path.rsplit("/", 1)[-1]
-        await self.page.locator("#jp-main-dock-panel .lm-TabBar-tab").filter(
-            has_text=name
-        ).first.click()
+        await (
+            self.page.locator("#jp-main-dock-panel .lm-TabBar-tab")
+            .filter(has_text=name)
+            .first.click()
+        )
 
     async def pill(self) -> Any:
         """The pill element, once shown."""
@@ -199,10 +200,10 @@ async def lab_page(serverapp: Any, path: str = "", *, width: int = 1400) -> Asyn
             context = await browser.new_context(viewport={"width": width, "height": 900})
             page = await context.new_page()
             page.on("websocket", on_websocket)
-            await page.goto(f"{base}lab/tree/{path}?token={token}" if path
-                            else f"{base}lab?token={token}")
-            await page.wait_for_selector("#jupyter-copilot-panel", state="attached",
-                                         timeout=60000)
+            await page.goto(
+                f"{base}lab/tree/{path}?token={token}" if path else f"{base}lab?token={token}"
+            )
+            await page.wait_for_selector("#jupyter-copilot-panel", state="attached", timeout=60000)
             yield Lab(page, base, token, traffic)
         finally:
             await browser.close()

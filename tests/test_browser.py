@@ -139,6 +139,8 @@ async def test_thirty_rapid_tab_switches_leave_one_bridge_and_the_right_context(
         )
         hellos = lab.traffic.of_type("hello")
         assert len(hellos) == 1
+        # The page reports its path with the server's base URL (/a%40b/) stripped.
+        assert hellos[0]["url"] == "lab" and hellos[0]["protocol"] == 1
 
         # Closing a tab and opening another notebook leaves one watcher, on the new one.
         await lab.select_tab("b.ipynb")
@@ -188,8 +190,12 @@ async def test_unsaved_typing_is_served_live_and_state_is_coalesced(
 
 
 async def test_cursor_moves_send_no_state(lab_server, notebooks) -> None:
-    async with lab_page(lab_server) as lab:
+    async with lab_page(lab_server, "a.ipynb") as lab:
         await lab.open("a.ipynb")
+        # Opened by its tree URL: the page says so, and the manifest's matcher agrees.
+        assert lab.traffic.of_type("hello")[0]["url"] == "lab/tree/a.ipynb"
+        panel = lab.page.locator("#jupyter-copilot-panel")
+        assert await panel.get_attribute("data-page-match") == "true"
         await lab.click_cell("a.ipynb", 1)
         await asyncio.sleep(0.5)
         before = len(lab.traffic.of_type("state"))
