@@ -189,6 +189,33 @@ async def test_unsaved_typing_is_served_live_and_state_is_coalesced(
         assert sent < 200 / 4
 
 
+async def test_context_is_answered_while_the_page_is_busy(lab_server, jp_fetch, notebooks) -> None:
+    """JupyterLab can keep the main thread busy (rendering long notebooks); the page's
+    bridge answers get-context from a worker with the live state of the last change."""
+    async with lab_page(lab_server) as lab:
+        await lab.open("a.ipynb")
+        page_id = await lab.page_id()
+        await lab.click_cell("a.ipynb", 2)
+        await lab.page.keyboard.press("Control+End")
+        await lab.page.keyboard.type(" + 1")
+        # No waiting: the answer reflects the keystrokes as soon as they were handled.
+        entries = await get_context(jp_fetch, page_id)
+        assert entries[1]["value"]["source"] == A_CELLS[2] + " + 1"
+
+        await lab.page.evaluate(
+            """() => { window.__busyUntil = null; setTimeout(() => {
+                const end = Date.now() + 3000; while (Date.now() < end) {}
+                window.__busyUntil = Date.now(); }, 0); }"""
+        )
+        await asyncio.sleep(0.3)
+        entries = await get_context(jp_fetch, page_id)
+        answered_at = time.time() * 1000
+        assert entries[1]["value"]["source"] == A_CELLS[2] + " + 1"
+        busy_until = await lab.page.evaluate("() => window.__busyUntil")
+        # Answered while the main thread was still blocked, not after it.
+        assert busy_until is not None and answered_at < busy_until
+
+
 async def test_cursor_moves_send_no_state(lab_server, notebooks) -> None:
     async with lab_page(lab_server, "a.ipynb") as lab:
         await lab.open("a.ipynb")
@@ -255,7 +282,7 @@ async def test_attach_toggle_and_the_attach_command(lab_server, notebooks) -> No
         await wait_for(lambda: _attribute_is(pill, "data-attached", "false"), "dropped")
 
         # The same command from the command palette.
-        await lab.page.keyboard.press("Control+Shift+C")
+        await open_command_palette(lab)
         await lab.page.keyboard.type("Attach Cell to Copilot")
         item = lab.page.locator(".lm-CommandPalette-item", has_text="Attach Cell to Copilot")
         await item.first.click()
@@ -281,6 +308,25 @@ class TestSmallBudget:
             assert "2.9 KB" in text and "1 KB" in text, text
             assert await lab.page.locator(".jp-Copilot-AttachToggle").is_disabled()
             await lab.screenshot("copilot-panel-too-large.png")
+
+
+async def open_command_palette(lab: Lab) -> None:
+    """Open the command palette with its shortcut, as a person does.
+
+    JupyterLab routes once on an animation frame after start, and any command run closes
+    the palette; wait for frames to pass and press again if the palette closed.
+    """
+    search = lab.page.locator(".lm-CommandPalette-input")
+    for _ in range(5):
+        await lab.page.evaluate(
+            "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+        )
+        await lab.page.keyboard.press("Control+Shift+C")
+        await asyncio.sleep(0.3)
+        if await search.is_visible():
+            await search.focus()
+            return
+    raise AssertionError("the command palette did not open")
 
 
 async def _pill_label_is(lab: Lab, label: str) -> bool:

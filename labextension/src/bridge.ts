@@ -7,34 +7,19 @@ import { UUID } from '@lumino/coreutils';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-/**
- * The bridge protocol version of contract section 9.
- */
-export const PROTOCOL = 1;
+import { ActionError, failure, parseMessage, PROTOCOL } from './protocol';
+import { IBridgeSocket, WorkerSocket } from './socketworker';
 
-/**
- * An action failure with a contract code, reported to the server as
- * `ok: false`. Its message must never contain cell source.
- */
-export class ActionError extends Error {
-  /**
-   * @param code - A refusal code of contract section 7.
-   * @param message - Plain words for a person.
-   */
-  constructor(
-    readonly code: string,
-    message: string
-  ) {
-    super(message);
-  }
-}
+export { ActionError, PROTOCOL } from './protocol';
 
 /**
  * The single page-to-server WebSocket of this JupyterLab page.
  *
  * It says `hello` on every (re)connection, keeps the server's `welcome`,
  * answers `request` messages with the registered action handlers, and
- * reconnects with backoff until disposed.
+ * reconnects with backoff until disposed. The socket runs in a worker when
+ * the page allows it, so that requests with a published answer never wait
+ * for the main thread.
  */
 export class Bridge implements IDisposable {
   /**
@@ -119,6 +104,26 @@ export class Bridge implements IDisposable {
   }
 
   /**
+   * Publish the current answer to an action's requests. While the socket
+   * runs in a worker, the worker answers them with it at once; call this in
+   * the same task as every change of the answer, so that it is never behind.
+   *
+   * @param action - The action name.
+   * @param data - The result data; `null` withdraws it, and the registered
+   *   handler answers again.
+   */
+  publish(action: string, data: Record<string, unknown> | null): void {
+    if (data) {
+      this._published.set(action, data);
+    } else {
+      this._published.delete(action);
+    }
+    if (this._ws instanceof WorkerSocket) {
+      this._ws.setSnapshot(action, data);
+    }
+  }
+
+  /**
    * Open the socket, unless it is open or opening already.
    */
   connect(): void {
@@ -131,9 +136,9 @@ export class Bridge implements IDisposable {
     if (s.appendToken && s.token) {
       url += `?token=${encodeURIComponent(s.token)}`;
     }
-    let ws: WebSocket;
+    let ws: IBridgeSocket;
     try {
-      ws = new s.WebSocket(url);
+      ws = this._createSocket(url);
     } catch {
       this._scheduleReconnect();
       return;
@@ -147,6 +152,11 @@ export class Bridge implements IDisposable {
     ws.onmessage = evt => void this._onMessage(evt.data);
     ws.onclose = () => {
       this._ws = null;
+      if (ws instanceof WorkerSocket && !WorkerSocket.isSupported) {
+        // The page forbids the worker: open a main-thread socket right away.
+        this.connect();
+        return;
+      }
       this._scheduleReconnect();
     };
   }
@@ -180,7 +190,26 @@ export class Bridge implements IDisposable {
       ws.close();
     }
     this._handlers.clear();
+    this._published.clear();
     Signal.clearData(this);
+  }
+
+  /**
+   * A socket in a worker, loaded with the published answers, or a plain
+   * WebSocket when the settings bring their own class or no worker can run.
+   */
+  private _createSocket(url: string): IBridgeSocket {
+    const s = this._settings;
+    if (s.WebSocket === WebSocket && WorkerSocket.isSupported) {
+      try {
+        const ws = new WorkerSocket(url);
+        this._published.forEach((data, action) => ws.setSnapshot(action, data));
+        return ws;
+      } catch {
+        // A policy forbids blob workers: keep the socket on the main thread.
+      }
+    }
+    return new s.WebSocket(url);
   }
 
   private _scheduleReconnect(): void {
@@ -193,7 +222,7 @@ export class Bridge implements IDisposable {
   }
 
   private async _onMessage(raw: unknown): Promise<void> {
-    const msg = Private.parse(raw);
+    const msg = parseMessage(raw);
     if (!msg) {
       return;
     }
@@ -226,7 +255,7 @@ export class Bridge implements IDisposable {
     const handler = this._handlers.get(action);
     let reply: Record<string, unknown>;
     if (!handler) {
-      reply = Private.failure('unknown-action', 'This page does not handle that action.');
+      reply = failure('unknown-action', 'This page does not handle that action.');
     } else {
       try {
         const data = typeof msg.data === 'object' && msg.data ? msg.data : {};
@@ -234,8 +263,8 @@ export class Bridge implements IDisposable {
       } catch (err) {
         reply =
           err instanceof ActionError
-            ? Private.failure(err.code, err.message)
-            : Private.failure('page-error', 'The page could not complete the action.');
+            ? failure(err.code, err.message)
+            : failure('page-error', 'The page could not complete the action.');
       }
     }
     this.send({ type: 'result', requestId, ...reply });
@@ -243,9 +272,10 @@ export class Bridge implements IDisposable {
 
   private _settings: ServerConnection.ISettings;
   private _url: () => string;
-  private _ws: WebSocket | null = null;
+  private _ws: IBridgeSocket | null = null;
   private _welcome: Bridge.IWelcome | null = null;
   private _handlers = new Map<string, Bridge.ActionHandler>();
+  private _published = new Map<string, Record<string, unknown>>();
   private _delay = Private.FIRST_DELAY;
   private _retryTimer = 0;
   private _isDisposed = false;
@@ -293,28 +323,4 @@ export namespace Bridge {
 namespace Private {
   export const FIRST_DELAY = 1000;
   export const MAX_DELAY = 30000;
-
-  /**
-   * Parse a server message; `null` for anything that is not a typed object.
-   */
-  export function parse(raw: unknown): Record<string, unknown> | null {
-    if (typeof raw !== 'string') {
-      return null;
-    }
-    try {
-      const msg = JSON.parse(raw);
-      return typeof msg === 'object' && msg && typeof msg.type === 'string'
-        ? msg
-        : null;
-    } catch {
-      return null;
-    }
-  }
-
-  /**
-   * The fields of an `ok: false` result.
-   */
-  export function failure(code: string, message: string): Record<string, unknown> {
-    return { ok: false, error: { code, message } };
-  }
 }

@@ -17,6 +17,7 @@ import { addCommands } from './commands';
 import { readLiveContext } from './livestate';
 import { compileMatcher, matchesPage, pagePath } from './matcher';
 import { CopilotPanel } from './panel';
+import { ContextSnapshot } from './snapshot';
 import { PageStateTracker } from './state';
 
 /**
@@ -67,7 +68,11 @@ namespace Private {
     const pageId = UUID.uuid4();
     const bridge = new Bridge({ serverSettings, pageId, url });
     const tracker = new PageStateTracker({ shell: app.shell, notebooks, bridge, url });
-    bridge.registerAction(Actions.getContext, () => ({ ...readLiveContext(tracker.notebook) }));
+    const readContext = () => ({ ...readLiveContext(tracker.notebook) });
+    // The handler answers when the bridge socket runs on the main thread
+    // (no worker allowed) or the snapshot is withdrawn; the snapshot otherwise.
+    bridge.registerAction(Actions.getContext, readContext);
+    new ContextSnapshot({ bridge, tracker, action: Actions.getContext, read: readContext });
 
     const panel = new CopilotPanel({ pageId, tracker, serverSettings });
     panel.node.dataset.pageMatch = String(pageMatches(page.match, url()));

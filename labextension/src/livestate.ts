@@ -106,9 +106,19 @@ export function readLiveContext(panel: NotebookPanel | null): ILiveContext {
 /**
  * The selected cells of a notebook in document order; a lone active cell
  * counts as one selected cell.
+ *
+ * This runs on every keystroke, so the usual case of one cell must not scan
+ * all cells: the notebook keeps its own list of selected cells up to date on
+ * `activeCellChanged` and `selectionChanged`. When that list holds just the
+ * active cell, that is the answer; a multi-selection is read from the cells.
  */
 export function selectedCells(panel: NotebookPanel): Cell[] {
   const notebook = panel.content;
+  const active = notebook.activeCell;
+  const listed = notebook.selectedCells;
+  if (active && listed.length === 1 && listed[0] === active) {
+    return [active];
+  }
   return notebook.widgets.filter(cell => notebook.isSelectedOrActive(cell));
 }
 

@@ -54,6 +54,14 @@ export class PageStateTracker implements IDisposable {
   }
 
   /**
+   * Emitted synchronously with every signal that may change the state or
+   * the live context, whatever the coalescing window holds back.
+   */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  /**
    * Emitted after a `state` message was handed to the bridge.
    */
   get stateSent(): ISignal<this, IPageState> {
@@ -93,6 +101,7 @@ export class PageStateTracker implements IDisposable {
     if (!this._timer) {
       this._timer = window.setTimeout(() => this._flush(), this._windowMs);
     }
+    this._changed.emit();
   }
 
   /**
@@ -166,6 +175,7 @@ export class PageStateTracker implements IDisposable {
   private _lastFingerprint: string | null = null;
   private _stats = { changes: 0, sent: 0, deduplicated: 0 };
   private _isDisposed = false;
+  private _changed = new Signal<this, void>(this);
   private _stateSent = new Signal<this, IPageState>(this);
   private _flushed = new Signal<this, PageStateTracker.IStats>(this);
 }

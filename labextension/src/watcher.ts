@@ -36,14 +36,14 @@ export class NotebookWatcher implements IDisposable {
     this._connect(panel.disposed, this._changed);
     const model = panel.model;
     if (model) {
-      this._connect(model.cells.changed, this._changed);
+      this._connect(model.cells.changed, this._onCells);
       this._connect(model.stateChanged, this._changed);
       this._connect(model.metadataChanged, this._changed);
     } else {
       // The model arrives with the context; re-watch it then.
       void context.ready.then(() => {
         if (!this._isDisposed && panel.model) {
-          this._connect(panel.model.cells.changed, this._changed);
+          this._connect(panel.model.cells.changed, this._onCells);
           this._connect(panel.model.stateChanged, this._changed);
           this._connect(panel.model.metadataChanged, this._changed);
           this._changed();
@@ -100,13 +100,24 @@ export class NotebookWatcher implements IDisposable {
     this._changed();
   }
 
+  private _onCells(): void {
+    // A changed cell type replaces the cell model; follow the new one even
+    // if the notebook kept the active index and sent no activeCellChanged.
+    const active = this.panel.content.activeCell;
+    if (active?.model.sharedModel !== this._watched) {
+      this._watchCell(active);
+    }
+    this._changed();
+  }
+
   /**
    * Follow the source of the active cell, the only cell whose typing can
-   * change the selected cell hash.
+   * change the selected cell hash and the selected cell's source.
    */
   private _watchCell(cell: Cell | null): void {
     this._cellDisconnect?.();
     this._cellDisconnect = null;
+    this._watched = null;
     const shared = cell?.model.sharedModel;
     if (!shared || this._isDisposed) {
       return;
@@ -117,6 +128,7 @@ export class NotebookWatcher implements IDisposable {
       }
     };
     shared.changed.connect(slot, this);
+    this._watched = shared;
     this._cellDisconnect = () => shared.changed.disconnect(slot, this);
   }
 
@@ -124,5 +136,6 @@ export class NotebookWatcher implements IDisposable {
   private _onChange: () => void;
   private _disconnects: Array<() => void> = [];
   private _cellDisconnect: (() => void) | null = null;
+  private _watched: Cell['model']['sharedModel'] | null = null;
   private _isDisposed = false;
 }
