@@ -10,6 +10,8 @@ from typing import Any
 
 from tornado.websocket import WebSocketClientConnection
 
+GET_CONTEXT = ("copilot", "api", "actions", "jupyter_copilot.notebook.get-context")
+
 Responder = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 
 
@@ -150,3 +152,12 @@ class ScriptedPage:
         """Close the WebSocket like a page that goes away."""
         self.ws.close()
         self._reader.cancel()
+
+
+async def get_context(jp_fetch: Any, page_id: str | None = None) -> list[dict[str, Any]]:
+    """POST get-context over REST (for ``page_id``, if given) and return ``customContext``."""
+    body: dict[str, Any] = {"data": {}}
+    if page_id is not None:
+        body["pageId"] = page_id
+    response = await jp_fetch(*GET_CONTEXT, method="POST", body=json.dumps(body))
+    return json.loads(response.body)["result"]["customContext"]  # type: ignore[no-any-return]

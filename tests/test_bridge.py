@@ -8,14 +8,7 @@ import json
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from tests.pages import ScriptedPage, context_answer, notebook_state
-
-GET_CONTEXT = ("copilot", "api", "actions", "jupyter_copilot.notebook.get-context")
-
-
-async def get_context(jp_fetch, **body):
-    response = await jp_fetch(*GET_CONTEXT, method="POST", body=json.dumps({"data": {}, **body}))
-    return json.loads(response.body)["result"]["customContext"]
+from tests.pages import ScriptedPage, context_answer, get_context, notebook_state
 
 
 async def test_hello_is_answered_with_welcome_and_the_page_counts(jp_ws_fetch, jp_fetch) -> None:

@@ -13,8 +13,8 @@ import pytest
 from jupyter_copilot.context import source_hash
 from tests.conftest import make_notebook
 from tests.lab import Lab, lab_page, lab_server_config
+from tests.pages import get_context
 
-GET_CONTEXT = ("copilot", "api", "actions", "jupyter_copilot.notebook.get-context")
 A_CELLS = ["import os\nimport sys\n", "def total(xs):\n    return sum(xs)\n", "total([1, 2])"]
 B_CELLS = ["b = 2", "print(b)"]
 
@@ -41,14 +41,6 @@ def lab_server(jp_serverapp: Any, http_server_client: Any) -> Any:
 def notebooks(jp_root_dir: Path) -> None:
     make_notebook(jp_root_dir, "a.ipynb", A_CELLS)
     make_notebook(jp_root_dir, "b.ipynb", B_CELLS)
-
-
-async def get_context(jp_fetch, page_id: str | None = None) -> list[dict[str, Any]]:
-    body: dict[str, Any] = {"data": {}}
-    if page_id:
-        body["pageId"] = page_id
-    response = await jp_fetch(*GET_CONTEXT, method="POST", body=json.dumps(body))
-    return json.loads(response.body)["result"]["customContext"]
 
 
 async def wait_for(predicate, what: str, timeout: float = 15.0) -> Any:

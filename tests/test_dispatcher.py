@@ -11,19 +11,12 @@ from tornado.httpclient import HTTPClientError
 
 from jupyter_copilot.context import source_hash
 from tests.conftest import make_notebook
-from tests.pages import ScriptedPage, context_answer, notebook_state
-
-GET_CONTEXT = ("copilot", "api", "actions", "jupyter_copilot.notebook.get-context")
+from tests.pages import ScriptedPage, context_answer, get_context, notebook_state
 
 
-async def get_context(jp_fetch, **body):
-    response = await jp_fetch(*GET_CONTEXT, method="POST", body=json.dumps({"data": {}, **body}))
-    return json.loads(response.body)["result"]["customContext"]
-
-
-async def refused(jp_fetch, **body) -> tuple[int, str]:
+async def refused(jp_fetch, page_id: str | None = None) -> tuple[int, str]:
     with pytest.raises(HTTPClientError) as err:
-        await get_context(jp_fetch, **body)
+        await get_context(jp_fetch, page_id)
     return err.value.code, json.loads(err.value.response.body)["error"]["code"]
 
 
@@ -76,8 +69,8 @@ async def test_page_id_picks_the_page(jp_ws_fetch, jp_fetch, jp_root_dir) -> Non
         make_notebook(jp_root_dir, name, ["x"])
     a, b = await two_pages(jp_ws_fetch)
     await a.send_state(notebook_state("a.ipynb", focused=True))
-    assert served_source(await get_context(jp_fetch, pageId="page-b")) == "b = 2"
-    assert await refused(jp_fetch, pageId="page-gone") == (404, "no-active-page")
+    assert served_source(await get_context(jp_fetch, "page-b")) == "b = 2"
+    assert await refused(jp_fetch, "page-gone") == (404, "no-active-page")
     a.close(), b.close()
 
 
