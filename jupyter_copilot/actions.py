@@ -19,6 +19,8 @@ from .registry import first_error
 from .telemetry import Telemetry
 
 GET_CONTEXT = "jupyter_copilot.notebook.get-context"
+INVOKE = "jupyter_copilot.notebook.edit-cell.invoke"
+ABORT = "jupyter_copilot.notebook.edit-cell.abort"
 
 
 @dataclass(frozen=True)
@@ -65,11 +67,13 @@ class ActionRunner:
         telemetry: Telemetry,
         artifact_id: Callable[[str], str | None],
         settings: Callable[[], dict[str, Any]],
+        on_served: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self.dispatcher = dispatcher
         self.telemetry = telemetry
         self._artifact_id = artifact_id
         self._settings = settings
+        self._on_served = on_served
 
     async def get_context(self, caller: Caller, body: ActionBody) -> dict[str, Any]:
         """Serve ``{"customContext": [...]}`` from the page's live state at call time."""
@@ -95,6 +99,10 @@ class ActionRunner:
             )
             raise
         served = {"customContext": entries}
+        if self._on_served is not None:
+            for entry in entries:
+                if entry["name"] == SELECTED_CELL and "omitted" not in entry:
+                    self._on_served(entry["value"])
         omitted = next(
             (
                 e["omitted"]["reason"]

@@ -5,16 +5,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from jupyter_core.utils import ensure_async
 from jupyter_server.extension.application import ExtensionApp
 from traitlets import Bool, Float, Int, default
 
 from ._version import __version__
 from .actions import ActionRunner
 from .bridge import PageSession
+from .collaboration import live_cell_data
 from .dispatcher import Dispatcher
+from .edit_tool import NO_LIVE_DOCUMENT, EditHost, EditTool
+from .edits import ServedCells
 from .handlers import handler_routes
+from .killswitch import KillSwitch, KillSwitchState, config_directories, config_engaged
 from .registry import CopilotRegistry, load_registry
+from .sessions import TOOL, Registrations, hook_kernel_manager, hook_session_manager
 from .telemetry import Telemetry
+
+CONTENTS_EVENTS = "https://events.jupyter.org/jupyter_server/contents_service/v1"
 
 
 class CopilotApp(ExtensionApp):
@@ -85,12 +93,45 @@ class CopilotApp(ExtensionApp):
 
     def initialize_settings(self) -> None:
         """Load the registry (refusing to start on bad data) and build the collaborators."""
+        assert self.serverapp is not None
         self.registry: CopilotRegistry = load_registry()
         self.dispatcher = Dispatcher()
         self.telemetry = Telemetry(getattr(self.serverapp, "event_logger", None))
+        self.served_cells = ServedCells()
         self.runner = ActionRunner(
-            self.dispatcher, self.telemetry, self._artifact_id, self._action_settings
+            self.dispatcher,
+            self.telemetry,
+            self._artifact_id,
+            self._action_settings,
+            on_served=self._remember_served,
         )
+        self.registrations = Registrations(self._artifact_id)
+        hook_session_manager(self.serverapp.session_manager, self.registrations)
+        hook_kernel_manager(self.serverapp.kernel_manager, self.registrations)
+        event_logger = getattr(self.serverapp, "event_logger", None)
+        if event_logger is not None:
+            event_logger.add_listener(schema_id=CONTENTS_EVENTS, listener=self._on_contents_event)
+        self.edit_tool = EditTool(
+            self.registry.tool(TOOL)["parameters"],
+            self.dispatcher,
+            self.registrations,
+            self.telemetry,
+            EditHost(
+                tools_engaged=lambda: self.kill_switch_state().engaged,
+                enabled=lambda: self.enabled,
+                artifact_id=self._artifact_id,
+                file_writable=self._file_writable,
+                live_cell=self._live_cell,
+                served_type=self.served_cells.type_of,
+                settings=self._action_settings,
+            ),
+        )
+        self.kill_switch = KillSwitch(
+            config_engaged=config_engaged(self),
+            directories=config_directories(self),
+            log=self.log,
+        )
+        self.kill_switch.start(self._on_kill_switch_change)
         self.log.info(
             "jupyter-copilot %s: enabled=%s, tools_enabled=%s",
             __version__,
@@ -110,32 +151,57 @@ class CopilotApp(ExtensionApp):
             return {"pages": [], "tools": []}
         return self.registry.manifest()
 
+    def tools(self) -> dict[str, list[dict[str, Any]]]:
+        """The body of ``GET copilot/api/tools``: definitions and per-session registrations."""
+        if not self.enabled:
+            return {"tools": [], "registrations": []}
+        return {
+            "tools": list(self.registry.tools),
+            "registrations": [r.to_json() for r in self.registrations.all()],
+        }
+
+    def kill_switch_state(self) -> KillSwitchState:
+        """The kill switch now, with every JSON config file re-checked."""
+        return self.kill_switch.state()
+
     def status(self) -> dict[str, Any]:
         """The body of ``GET copilot/api/status``."""
-        engaged = not self.tools_enabled
+        kill_switch = self.kill_switch_state()
         return {
             "version": __version__,
             "enabled": self.enabled,
-            "toolsEnabled": not engaged,
-            "killSwitch": {"engaged": engaged, "source": "config" if engaged else None},
+            "toolsEnabled": not kill_switch.engaged,
+            "killSwitch": kill_switch.to_json(),
             "pages": len(self.dispatcher.pages()),
             "rtc": self._rtc_enabled(),
         }
 
     def new_page_session(self, send: Callable[[dict[str, Any]], None]) -> PageSession:
         """A session for a page that just connected."""
-        return PageSession(send, self._welcome, self.dispatcher.attach, self._on_state)
+        return PageSession(
+            send,
+            self._welcome,
+            self.dispatcher.attach,
+            self._on_state,
+            on_keep=self.edit_tool.keep_verdict,
+            on_review=self.edit_tool.review_decided,
+        )
 
     def end_page_session(self, session: PageSession) -> None:
-        """A page disconnected: fail its requests and forget it."""
+        """A page disconnected: fail its requests, end its reviews and forget it."""
         session.close()
         self.dispatcher.detach(session)
+        self.edit_tool.page_closed(session)
+
+    async def stop_extension(self) -> None:
+        """Stop watching the config files."""
+        self.kill_switch.stop()
 
     # -- internals ---------------------------------------------------------------------------
 
     def _welcome(self) -> dict[str, Any]:
         return {
-            "toolsEnabled": self.tools_enabled,
+            "toolsEnabled": not self.kill_switch_state().engaged,
             "budgetBytes": self.context_budget_bytes,
             "toolInputBudgetBytes": self.tool_input_budget_bytes,
         }
@@ -153,7 +219,56 @@ class CopilotApp(ExtensionApp):
         return {
             "page_timeout_seconds": self.page_timeout_seconds,
             "context_budget_bytes": self.context_budget_bytes,
+            "tool_input_budget_bytes": self.tool_input_budget_bytes,
         }
+
+    def _on_kill_switch_change(self, state: KillSwitchState) -> None:
+        # Paths and file contents stay out of logs at this level.
+        self.log.warning(
+            "jupyter-copilot kill switch %s (source: %s)",
+            "engaged" if state.engaged else "released",
+            state.source or "none",
+        )
+        for page in self.dispatcher.pages():
+            page.send({"type": "tools-enabled", "enabled": not state.engaged})
+
+    def _remember_served(self, value: dict[str, Any]) -> None:
+        self.served_cells.served(
+            value["artifactId"], value["cellId"], value["expectedSourceHash"], value["cellType"]
+        )
+
+    async def _on_contents_event(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
+        if data.get("action") == "rename" and isinstance(data.get("source_path"), str):
+            self.registrations.renamed(data["source_path"], data["path"])
+
+    async def _file_writable(self, path: str) -> bool:
+        assert self.serverapp is not None
+        manager = self.serverapp.contents_manager
+        try:
+            model = await ensure_async(manager.get(path, content=False))
+        except Exception:
+            # Gone or unreadable: not something we may write.
+            self.log.debug("jupyter-copilot: cannot stat the notebook", exc_info=True)
+            return False
+        return bool(model.get("writable"))
+
+    async def _live_cell(self, path: str, cell_id: str) -> Any:
+        ydoc = self._ydoc_extension()
+        if ydoc is None:
+            return NO_LIVE_DOCUMENT
+        document = await ydoc.get_document(
+            path=path, content_type="notebook", file_format="json", copy=False
+        )
+        if document is None:
+            # Nobody has the room open: the page's model is the live one.
+            return NO_LIVE_DOCUMENT
+        return live_cell_data(document, cell_id)
+
+    def _ydoc_extension(self) -> Any:
+        if not self._rtc_enabled():
+            return None
+        assert self.serverapp is not None
+        return self.serverapp.web_app.settings.get("jupyter_server_ydoc")
 
     def _artifact_id(self, path: str) -> str | None:
         # Read at call time: the file-ID extension may load after this one.

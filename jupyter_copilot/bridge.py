@@ -58,6 +58,8 @@ class PageSession:
         welcome: Callable[[], dict[str, Any]],
         on_hello: Callable[[PageSession], None],
         on_state: Callable[[PageSession, bool], None],
+        on_keep: Callable[[PageSession, str], dict[str, Any]] | None = None,
+        on_review: Callable[[PageSession, str, str], None] | None = None,
     ) -> None:
         #: Opaque server-made id for events and logs; the page's own ``pageId`` is its choice.
         self.ref = uuid.uuid4().hex[:12]
@@ -72,6 +74,8 @@ class PageSession:
         self._welcome = welcome
         self._hello_listener = on_hello
         self._state_listener = on_state
+        self._keep_judge = on_keep
+        self._review_listener = on_review
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
 
     # -- incoming ---------------------------------------------------------------------------
@@ -145,13 +149,16 @@ class PageSession:
         future.set_exception(Refusal(code, error["message"][:500]))
 
     def _on_keep(self, message: dict[str, Any]) -> None:
-        # Reviews arrive with the edit tool; until then there is no call to keep.
-        self.send(
-            {"type": "keep-verdict", "callId": message["callId"], "ok": False, "code": "aborted"}
-        )
+        call_id = message["callId"]
+        if self._keep_judge is None:
+            verdict = {"type": "keep-verdict", "callId": call_id, "ok": False, "code": "aborted"}
+        else:
+            verdict = self._keep_judge(self, call_id)
+        self.send(verdict)
 
     def _on_review(self, message: dict[str, Any]) -> None:
-        """Review decisions are recorded by the edit tool; none exist yet."""
+        if self._review_listener is not None:
+            self._review_listener(self, message["callId"], message["decision"])
 
     def _reject(self, why: str) -> None:
         self.send({"type": "error", "code": "invalid-message", "message": why})

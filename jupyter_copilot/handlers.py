@@ -11,7 +11,7 @@ from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web, websocket
 
-from .actions import GET_CONTEXT, Caller, parse_body
+from .actions import ABORT, GET_CONTEXT, INVOKE, Caller, parse_body
 from .bridge import PageSession
 from .refusals import Refusal
 
@@ -56,6 +56,16 @@ class ManifestHandler(CopilotAPIHandler):
         self.finish(json.dumps(self.copilot.manifest()))
 
 
+class ToolsHandler(CopilotAPIHandler):
+    """``GET copilot/api/tools``: tool definitions and one registration per kernel session."""
+
+    @web.authenticated
+    @authorized
+    def get(self) -> None:
+        """The tools and their live registrations, empty when the feature switch is off."""
+        self.finish(json.dumps(self.copilot.tools()))
+
+
 class ActionHandler(CopilotAPIHandler):
     """``POST copilot/api/actions/<action>``: run one registry action."""
 
@@ -73,12 +83,18 @@ class ActionHandler(CopilotAPIHandler):
     async def _run(self, action: str) -> Any:
         if action not in self.copilot.registry.actions:
             raise Refusal("unknown-action", "There is no action by that name.")
+        if action == ABORT:
+            # Never refused by the switches: stopping must always be possible.
+            return await self.copilot.edit_tool.abort(parse_body(self.request.body))
+        if action == INVOKE:
+            # The tool checks the input before the switches (CONTRACT.md section 5).
+            body = parse_body(self.request.body)
+            return await self.copilot.edit_tool.invoke(Caller(may_write=self._may_write), body)
         if not self.copilot.enabled:
             raise Refusal("feature-disabled", "Copilot is turned off on this server.")
         body = parse_body(self.request.body)
-        caller = Caller(may_write=self._may_write)
         if action == GET_CONTEXT:
-            return await self.copilot.runner.get_context(caller, body)
+            return await self.copilot.runner.get_context(Caller(may_write=self._may_write), body)
         raise Refusal("unknown-action", "This action is not available in this version.")
 
     async def _may_write(self) -> bool:
@@ -142,6 +158,7 @@ def handler_routes(app: CopilotApp) -> list[tuple[str, type, dict[str, Any]]]:
     return [
         (r"/copilot/api/status", StatusHandler, kwargs),
         (r"/copilot/api/manifest", ManifestHandler, kwargs),
+        (r"/copilot/api/tools", ToolsHandler, kwargs),
         (r"/copilot/api/actions/(?P<action>[^/]+)", ActionHandler, kwargs),
         (r"/copilot/api/bridge", BridgeHandler, kwargs),
     ]

@@ -76,6 +76,13 @@ class CopilotRegistry:
         """The body of ``GET copilot/api/manifest``."""
         return {"pages": list(self.pages), "tools": list(self.tools)}
 
+    def tool(self, name: str) -> dict[str, Any]:
+        """The tool definition with that name; KeyError if there is none."""
+        for tool in self.tools:
+            if tool["name"] == name:
+                return tool
+        raise KeyError(name)
+
 
 def _actions_of(kind: str, item: dict[str, Any]) -> Iterable[str]:
     if kind == "page":

@@ -13,6 +13,11 @@ EVENT_DIR = Path(__file__).parent / "events"
 SCHEMA_BASE = "https://events.jupyter.org/jupyter_copilot/"
 CONTEXT_SERVED = SCHEMA_BASE + "context/served/v1"
 CONTEXT_REFRESH = SCHEMA_BASE + "context/refresh/v1"
+EDIT_INVOKED = SCHEMA_BASE + "edit/invoked/v1"
+EDIT_REFUSED = SCHEMA_BASE + "edit/refused/v1"
+EDIT_REVIEW_OPENED = SCHEMA_BASE + "edit/review-opened/v1"
+EDIT_DECISION = SCHEMA_BASE + "edit/decision/v1"
+EDIT_ABORTED = SCHEMA_BASE + "edit/aborted/v1"
 
 
 class Telemetry:
@@ -64,4 +69,46 @@ class Telemetry:
                 "deduplicated": deduplicated,
                 "coalesced": coalesced,
             },
+        )
+
+    def edit_invoked(self, *, call_ref: str, new_source_bytes: int) -> None:
+        """A new edit call passed its input check."""
+        self._emit(EDIT_INVOKED, {"callRef": call_ref, "newSourceBytes": new_source_bytes})
+
+    def edit_refused(self, *, call_ref: str | None, code: str, latency_ms: float) -> None:
+        """An edit call ended with a refusal code."""
+        self._emit(
+            EDIT_REFUSED, {"callRef": call_ref, "code": code, "latencyMs": round(latency_ms, 3)}
+        )
+
+    def edit_review_opened(
+        self,
+        *,
+        call_ref: str,
+        page_ref: str,
+        latency_ms: float,
+        check_ms: float,
+        new_source_bytes: int,
+    ) -> None:
+        """A page opened an edit call's review."""
+        self._emit(
+            EDIT_REVIEW_OPENED,
+            {
+                "callRef": call_ref,
+                "pageRef": page_ref,
+                "latencyMs": round(latency_ms, 3),
+                "checkMs": round(check_ms, 4),
+                "newSourceBytes": new_source_bytes,
+            },
+        )
+
+    def edit_decision(self, *, call_ref: str, decision: str, open_ms: float) -> None:
+        """A review ended."""
+        self._emit(EDIT_DECISION, {"callRef": call_ref, "decision": decision, "openMs": open_ms})
+
+    def edit_aborted(self, *, call_ref: str, review_was_open: bool, withdrawn: bool) -> None:
+        """An edit call was aborted."""
+        self._emit(
+            EDIT_ABORTED,
+            {"callRef": call_ref, "reviewWasOpen": review_was_open, "withdrawn": withdrawn},
         )

@@ -79,8 +79,10 @@ async def test_unknown_page_id_is_no_active_page(jp_fetch) -> None:
     [
         ("GET", ("copilot", "api", "status"), None),
         ("GET", ("copilot", "api", "manifest"), None),
+        ("GET", ("copilot", "api", "tools"), None),
         ("POST", GET_CONTEXT, "{}"),
         ("POST", ("copilot", "api", "actions", "jupyter_copilot.notebook.edit-cell.invoke"), "{}"),
+        ("POST", ("copilot", "api", "actions", "jupyter_copilot.notebook.edit-cell.abort"), "{}"),
     ],
 )
 async def test_anonymous_requests_are_refused_with_403(jp_fetch, method, parts, body) -> None:
@@ -112,7 +114,7 @@ def test_every_handler_verb_requires_authentication(copilot) -> None:
                 "ws_authenticated.<locals>.wrapper",
             ), f"{handler.__name__}.{verb} is not wrapped by an authentication decorator"
             assert getattr(handler, "auth_resource", None) == "copilot"
-    assert checked == 4
+    assert checked == 5
 
 
 class TestFeatureSwitchOff:

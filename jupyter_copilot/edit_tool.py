@@ -1,0 +1,284 @@
+"""``notebook_edit_cell``: invoke, abort, and the server's half of Keep and Undo.
+
+:class:`EditTool` runs CONTRACT.md section 5 in order. The server checks what it can know
+(input, switches, page, artifact, session, permission, budget, and with real-time
+collaboration the live shared document) before anything reaches the page; the page checks
+its live model again and opens the review. Keep is judged here (section 6) and applied by
+the page only after a ``keep-verdict``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jsonschema
+
+from .actions import ABORT, INVOKE, ActionBody, Caller
+from .bridge import PageSession
+from .context import source_hash
+from .dispatcher import Dispatcher
+from .edits import DECISIONS, EditCall, EditCalls, check_live_cell, check_new_source
+from .refusals import Refusal
+from .sessions import Registrations
+from .telemetry import Telemetry
+
+#: How long an abort waits for the page to withdraw a review; the server-side mark that
+#: blocks Keep is set before, so a slow page cannot make an abort fail.
+ABORT_PAGE_SECONDS = 5.0
+
+#: Sentinel of :attr:`EditHost.live_cell`: no live shared document to check against.
+NO_LIVE_DOCUMENT: Any = object()
+
+
+@dataclass(frozen=True)
+class EditHost:
+    """What the edit tool asks of the server, each read at call time."""
+
+    tools_engaged: Callable[[], bool]
+    enabled: Callable[[], bool]
+    artifact_id: Callable[[str], str | None]
+    file_writable: Callable[[str], Awaitable[bool]]
+    #: The cell with that id in the live shared document as plain data, None when the
+    #: document has no such cell, :data:`NO_LIVE_DOCUMENT` without collaboration.
+    live_cell: Callable[[str, str], Awaitable[Any]]
+    served_type: Callable[[str, str, str], str | None]
+    settings: Callable[[], dict[str, Any]]
+
+
+class EditTool:
+    """The edit tool of one server."""
+
+    def __init__(
+        self,
+        parameters: dict[str, Any],
+        dispatcher: Dispatcher,
+        registrations: Registrations,
+        telemetry: Telemetry,
+        host: EditHost,
+    ) -> None:
+        self._validator = jsonschema.Draft202012Validator(parameters)
+        self.dispatcher = dispatcher
+        self.registrations = registrations
+        self.telemetry = telemetry
+        self.host = host
+        self.calls = EditCalls()
+
+    # -- invoke ------------------------------------------------------------------------------
+
+    async def invoke(self, caller: Caller, body: ActionBody) -> dict[str, Any]:
+        """Run one ``edit-cell.invoke``; returns once the review is open."""
+        started = time.perf_counter()
+        problem = self._input_problem(body.data)
+        if problem is not None:
+            self.telemetry.edit_refused(call_ref=None, code="invalid-input", latency_ms=0.0)
+            raise Refusal("invalid-input", f"The tool input is not valid: {problem}.")
+        call, new = self.calls.start(body.call_id or uuid.uuid4().hex, body.data)
+        if not new:
+            # The first call's result, waiting for it if it is still running.
+            return await asyncio.shield(call.outcome)
+        self.telemetry.edit_invoked(
+            call_ref=call.ref,
+            new_source_bytes=len(body.data["newSource"].encode("utf-8", "replace")),
+        )
+        try:
+            result = await self._run(call, caller, body, started)
+        except Refusal as refusal:
+            call.outcome.set_exception(refusal)
+            call.outcome.exception()  # retrieved: repeats re-raise it, nobody else waits
+            self.calls.finish(call)
+            self.telemetry.edit_refused(
+                call_ref=call.ref, code=refusal.code, latency_ms=_ms_since(started)
+            )
+            raise
+        call.outcome.set_result(result)
+        self.calls.finish(call)
+        return result
+
+    def _input_problem(self, data: dict[str, Any]) -> str | None:
+        # Name the place and the rule, never the value: inputs hold source.
+        error = jsonschema.exceptions.best_match(self._validator.iter_errors(data))
+        if error is None:
+            return None
+        where = "/".join(str(p) for p in error.absolute_path) or "the input"
+        if error.validator == "required":
+            return error.message
+        return f"{where} breaks the '{error.validator}' rule"
+
+    async def _run(
+        self, call: EditCall, caller: Caller, body: ActionBody, started: float
+    ) -> dict[str, Any]:
+        data = body.data
+        settings = self.host.settings()
+        # 1. Switches.
+        if self.host.tools_engaged():
+            raise Refusal("kill-switch", "Copilot edits are turned off by the administrator.")
+        if not self.host.enabled():
+            raise Refusal("feature-disabled", "Copilot is turned off on this server.")
+        # 2. The page and its view.
+        page = self.dispatcher.resolve(body.page_id)
+        active = (page.state or {}).get("activeNotebook")
+        if not active or active.get("viewType") != "notebook":
+            raise Refusal("not-authoring-view", "The active tab is not a notebook being edited.")
+        path = active["path"]
+        # 3. The artifact and its kernel session.
+        if self.host.artifact_id(path) != data["artifactId"]:
+            raise Refusal(
+                "artifact-mismatch", "The active notebook is not the one this edit was made for."
+            )
+        if not self.registrations.for_artifact(data["artifactId"]):
+            raise Refusal("no-active-session", "The notebook has no running kernel session.")
+        # 4. Permission.
+        if not (
+            await caller.may_write() and await self.host.file_writable(path) and active["writable"]
+        ):
+            raise Refusal("read-only", "You may not edit this notebook.")
+        # 5. Size.
+        check_new_source(data["newSource"], settings["tool_input_budget_bytes"])
+        # 6-7 against the live shared document, when there is one.
+        expected_type = self.host.served_type(
+            data["artifactId"], data["cellId"], data["expectedSourceHash"]
+        )
+        live = await self.host.live_cell(path, data["cellId"])
+        if live is not NO_LIVE_DOCUMENT:
+            check_live_cell(live, expected_type, data["expectedSourceHash"])
+        if call.abort_requested.is_set():
+            raise Refusal("aborted", "The call was aborted.")
+        checked = time.perf_counter()
+        call.page = page
+        await self._open_review(call, page, path, expected_type, data, settings)
+        call.review_open = True
+        call.opened_at = time.monotonic()
+        self.telemetry.edit_review_opened(
+            call_ref=call.ref,
+            page_ref=page.ref,
+            latency_ms=_ms_since(started),
+            check_ms=(checked - started) * 1000.0,
+            new_source_bytes=len(data["newSource"].encode("utf-8")),
+        )
+        return {
+            "success": True,
+            "artifactId": data["artifactId"],
+            "cellId": data["cellId"],
+            "operation": "whole-cell-diff",
+            "diffReviewOpened": True,
+            "sourceHashAfter": source_hash(data["newSource"]),
+        }
+
+    async def _open_review(
+        self,
+        call: EditCall,
+        page: PageSession,
+        path: str,
+        expected_type: str | None,
+        data: dict[str, Any],
+        settings: dict[str, Any],
+    ) -> None:
+        request = asyncio.ensure_future(
+            page.request(
+                INVOKE,
+                {
+                    "callId": call.call_id,
+                    "artifactId": data["artifactId"],
+                    "path": path,
+                    "cellId": data["cellId"],
+                    "expectedSourceHash": data["expectedSourceHash"],
+                    "newSource": data["newSource"],
+                    "expectedCellType": expected_type,
+                },
+                settings["page_timeout_seconds"],
+            )
+        )
+        aborted = asyncio.ensure_future(call.abort_requested.wait())
+        await asyncio.wait({request, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        aborted.cancel()
+        if call.abort_requested.is_set():
+            # The abort also asked the page to withdraw whatever it opens.
+            request.add_done_callback(_consume)
+            raise Refusal("aborted", "The call was aborted.")
+        answer = request.result()
+        if answer != {"diffReviewOpened": True}:
+            raise Refusal("timeout", "The JupyterLab page answered with something unusable.")
+
+    # -- abort -------------------------------------------------------------------------------
+
+    async def abort(self, body: ActionBody) -> dict[str, bool]:
+        """Run one ``edit-cell.abort``: never refused by the switches."""
+        call_id = body.data.get("callId")
+        if set(body.data) != {"callId"} or not (
+            isinstance(call_id, str) and 0 < len(call_id) <= 128
+        ):
+            raise Refusal("invalid-input", "abort takes exactly {'callId': <1 to 128 characters>}.")
+        call = self.calls.get(call_id)
+        if call is None or call.decided or (call.outcome.done() and not call.review_open):
+            return {"aborted": False}
+        call.aborted = True
+        call.abort_requested.set()
+        was_open = call.review_open
+        withdrawn = False
+        page = call.page
+        if page is not None and not page.closed:
+            try:
+                answer = await page.request(
+                    ABORT,
+                    {"callId": call.call_id},
+                    min(ABORT_PAGE_SECONDS, self.host.settings()["page_timeout_seconds"]),
+                )
+                withdrawn = answer.get("withdrawn") is True
+            except Refusal:
+                # Keep is refused for this call from now on whatever the page does.
+                withdrawn = False
+        self.telemetry.edit_aborted(
+            call_ref=call.ref, review_was_open=was_open, withdrawn=withdrawn
+        )
+        return {"aborted": True}
+
+    # -- Keep and the person's decision ----------------------------------------------------
+
+    def keep_verdict(self, page: PageSession, call_id: str) -> dict[str, Any]:
+        """The answer to a page's ``keep``: may the review's proposal be applied now?"""
+        call = self.calls.get(call_id)
+        code: str | None = None
+        if call is None or call.page is not page or not call.review_open or call.decided:
+            code = "aborted"
+        elif self.host.tools_engaged():
+            code = "kill-switch"
+        elif not self.host.enabled():
+            code = "feature-disabled"
+        verdict: dict[str, Any] = {"type": "keep-verdict", "callId": call_id, "ok": code is None}
+        if code is not None:
+            verdict["code"] = code
+        return verdict
+
+    def review_decided(self, page: PageSession, call_id: str, decision: str) -> None:
+        """Record the person's decision once; later reports for the call are ignored."""
+        call = self.calls.get(call_id)
+        if call is None or call.page is not page or call.decided or decision not in DECISIONS:
+            return
+        call.decision = decision
+        self.telemetry.edit_decision(call_ref=call.ref, decision=decision, open_ms=_open_ms(call))
+
+    def page_closed(self, page: PageSession) -> None:
+        """A page went away: its open reviews are gone with it."""
+        for call in self.calls.open_reviews():
+            if call.page is page:
+                self.review_decided(page, call.call_id, "withdrawn")
+
+
+def _consume(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+def _open_ms(call: EditCall) -> float:
+    if call.opened_at is None:
+        return 0.0
+    return round((time.monotonic() - call.opened_at) * 1000.0, 3)
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000.0, 3)

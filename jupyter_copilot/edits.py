@@ -1,0 +1,173 @@
+"""The edit tool's pure parts: input checks, the live-document checks and call memory.
+
+Nothing here does I/O. :class:`EditCalls` remembers every ``edit-cell.invoke`` by callId
+(CONTRACT.md section 4.2) so that a repeat returns the first result, an abort finds its call
+and a Keep can be judged; the runner in ``actions.py`` does the talking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from .context import source_hash
+from .refusals import Refusal
+
+#: How long a finished call is remembered; the contract asks for at least 10 minutes.
+CALL_MEMORY_SECONDS = 15 * 60
+
+#: Review decisions a page may report (CONTRACT.md section 6).
+DECISIONS = frozenset({"keep", "undo", "conflict", "withdrawn", "superseded"})
+
+
+def check_new_source(new_source: str, budget_bytes: int) -> int:
+    """Step 5: the proposal's size. Returns its UTF-8 size in bytes."""
+    try:
+        size = len(new_source.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise Refusal("invalid-input", "newSource is not valid Unicode text.") from None
+    if size > budget_bytes:
+        raise Refusal(
+            "over-budget",
+            f"The proposed source is {size} bytes; the limit is {budget_bytes} bytes.",
+        )
+    if size == 0:
+        raise Refusal("invalid-input", "newSource is empty; give the complete new source.")
+    return size
+
+
+def check_live_cell(
+    cell: dict[str, Any] | None, expected_type: str | None, expected_hash: str
+) -> None:
+    """Steps 6 and 7 against a cell of a live document (real-time collaboration).
+
+    ``cell`` is the cell as plain data (``cell_type``, ``source``, ``metadata``) or None
+    when the document has no cell with that id.
+    """
+    if cell is None:
+        raise Refusal("cell-not-found", "The notebook has no cell with that cellId.")
+    metadata = cell.get("metadata") or {}
+    if metadata.get("editable") is False:
+        raise Refusal("cell-locked", "The cell is locked against editing.")
+    if expected_type is not None and cell.get("cell_type") != expected_type:
+        raise Refusal("cell-type-mismatch", "The cell is no longer of the type you read.")
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        source = "".join(source)
+    if source_hash(source) != expected_hash:
+        raise Refusal(
+            "stale-source",
+            "The cell changed since you read it; read the context again and retry.",
+        )
+
+
+class ServedCells:
+    """Which cell type the server served for a cell and hash, newest first, bounded.
+
+    ``edit-cell.invoke`` sends the page the type that went with the hash the agent read
+    (``expectedCellType``), so that a cell whose type changed is refused.
+    """
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._capacity = capacity
+        self._types: dict[tuple[str, str, str], str] = {}
+
+    def served(self, artifact_id: str, cell_id: str, source_hash: str, cell_type: str) -> None:
+        """Remember one served selected cell."""
+        key = (artifact_id, cell_id, source_hash)
+        self._types.pop(key, None)
+        self._types[key] = cell_type
+        while len(self._types) > self._capacity:
+            del self._types[next(iter(self._types))]
+
+    def type_of(self, artifact_id: str, cell_id: str, source_hash: str) -> str | None:
+        """The type served with that hash, or None if it was never served."""
+        return self._types.get((artifact_id, cell_id, source_hash))
+
+
+def input_fingerprint(data: dict[str, Any]) -> str:
+    """A digest of a call's input, to tell a repeat from a different call with the same id."""
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass
+class EditCall:
+    """One ``edit-cell.invoke`` call, from its arrival to the person's decision."""
+
+    call_id: str
+    fingerprint: str
+    #: Opaque id for events; the client's callId never leaves this object.
+    ref: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    started: float = field(default_factory=time.monotonic)
+    outcome: asyncio.Future[dict[str, Any]] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+    #: Set when an abort arrives; wakes an invoke that is still waiting for its page.
+    abort_requested: asyncio.Event = field(default_factory=asyncio.Event)
+    #: The page session the review was sent to.
+    page: Any = None
+    review_open: bool = False
+    opened_at: float | None = None
+    decision: str | None = None
+    aborted: bool = False
+    finished_at: float | None = None
+
+    @property
+    def decided(self) -> bool:
+        """Whether the review ended (a decision, or an abort)."""
+        return self.decision is not None or self.aborted
+
+
+class EditCalls:
+    """Every edit call of the last :data:`CALL_MEMORY_SECONDS`, by callId."""
+
+    def __init__(self, memory_seconds: float = CALL_MEMORY_SECONDS) -> None:
+        self._memory = memory_seconds
+        self._calls: dict[str, EditCall] = {}
+
+    def get(self, call_id: str) -> EditCall | None:
+        """The call with this id, if remembered."""
+        return self._calls.get(call_id)
+
+    def start(self, call_id: str, data: dict[str, Any]) -> tuple[EditCall, bool]:
+        """The call for ``call_id``: ``(call, True)`` when new, ``(first, False)`` on a repeat.
+
+        A repeat with different data is ``invalid-input``.
+        """
+        self._forget_old()
+        fingerprint = input_fingerprint(data)
+        first = self._calls.get(call_id)
+        if first is not None:
+            if first.fingerprint != fingerprint:
+                raise Refusal(
+                    "invalid-input",
+                    "This callId was already used for a different call; use a new callId.",
+                )
+            return first, False
+        call = EditCall(call_id=call_id, fingerprint=fingerprint)
+        self._calls[call_id] = call
+        return call, True
+
+    def finish(self, call: EditCall) -> None:
+        """Mark the call's invoke as answered (the review may still be open)."""
+        call.finished_at = time.monotonic()
+
+    def open_reviews(self) -> list[EditCall]:
+        """Calls whose review is open and undecided."""
+        return [c for c in self._calls.values() if c.review_open and not c.decided]
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+    def _forget_old(self) -> None:
+        cutoff = time.monotonic() - self._memory
+        for call_id, call in list(self._calls.items()):
+            still_open = call.review_open and not call.decided
+            if call.finished_at is not None and call.finished_at < cutoff and not still_open:
+                del self._calls[call_id]

@@ -1,0 +1,120 @@
+"""A unique string placed in every piece of content never reaches an event or a log line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+from jupyter_copilot.context import source_hash
+from tests.conftest import make_notebook
+from tests.pages import ScriptedPage, context_answer, notebook_state
+from tests.server import ABORT, INVOKE, call_action, start_session
+
+CANARY = "CANARY-7f3c9e1d-do-not-leak"
+OLD = f"secret = '{CANARY}-old'\n"
+NEW = f"secret = '{CANARY}-new'\n"
+NOTEBOOK = f"{CANARY}.ipynb"
+
+
+async def read_events(ws: Any, into: list[dict[str, Any]]) -> None:
+    while True:
+        text = await ws.read_message()
+        if text is None:
+            return
+        into.append(json.loads(text))
+
+
+async def test_no_content_in_events_or_logs(
+    jp_fetch, jp_ws_fetch, jp_root_dir, copilot, caplog
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    events: list[dict[str, Any]] = []
+    subscription = await jp_ws_fetch("api", "events", "subscribe")
+    reader = asyncio.ensure_future(read_events(subscription, events))
+
+    make_notebook(jp_root_dir, NOTEBOOK, [OLD])
+    await start_session(jp_fetch, NOTEBOOK)
+    artifact_id = copilot._artifact_id(NOTEBOOK)
+    page = await ScriptedPage.connect(jp_ws_fetch, f"page-{CANARY}", url=f"lab/tree/{NOTEBOOK}")
+
+    def respond(request: dict[str, Any]) -> dict[str, Any] | None:
+        if request["action"] == INVOKE:
+            if request["data"]["callId"].endswith("stale"):
+                return {"ok": False, "error": {"code": "stale-source", "message": CANARY}}
+            return {"diffReviewOpened": True}
+        if request["action"] == ABORT:
+            return {"withdrawn": True}
+        return context_answer(NOTEBOOK, OLD, selected=[f"cell-{CANARY}"])
+
+    page.respond = respond
+    await page.send_state(notebook_state(NOTEBOOK, selected=[f"cell-{CANARY}"]))
+    status, body = await call_action(
+        jp_fetch, "jupyter_copilot.notebook.get-context", {"data": {}, "pageId": page.page_id}
+    )
+    assert status == 200 and CANARY in json.dumps(body)
+
+    data = {
+        "artifactId": artifact_id,
+        "cellId": f"cell-{CANARY}",
+        "expectedSourceHash": source_hash(OLD),
+        "newSource": NEW,
+    }
+    outcomes = []
+    for call_id, changes in [
+        (f"{CANARY}-keep", {}),
+        (f"{CANARY}-undo", {}),
+        (f"{CANARY}-abort", {}),
+        (f"{CANARY}-stale", {}),
+        (f"{CANARY}-mismatch", {"artifactId": CANARY}),
+        (f"{CANARY}-bad", {"newSource": 7}),
+    ]:
+        status, _ = await call_action(
+            jp_fetch, INVOKE, {"data": {**data, **changes}, "callId": call_id}
+        )
+        outcomes.append(status)
+    assert outcomes == [200, 200, 200, 409, 409, 400]
+    page.send({"type": "keep", "callId": f"{CANARY}-keep"})
+    assert (await page.next_message())["ok"] is True
+    page.send({"type": "review", "callId": f"{CANARY}-keep", "decision": "keep"})
+    page.send({"type": "review", "callId": f"{CANARY}-undo", "decision": "undo"})
+    await page.sync()
+    status, _ = await call_action(jp_fetch, ABORT, {"data": {"callId": f"{CANARY}-abort"}})
+    assert status == 200
+    page.send({"type": CANARY})
+    await page.next_message()
+    page.close()
+
+    expected = {
+        "context/served/v1",
+        "context/refresh/v1",
+        "edit/invoked/v1",
+        "edit/refused/v1",
+        "edit/review-opened/v1",
+        "edit/decision/v1",
+        "edit/aborted/v1",
+    }
+    prefix = "https://events.jupyter.org/jupyter_copilot/"
+    for _ in range(100):
+        seen = {e.get("schema_id", "").removeprefix(prefix) for e in events}
+        if expected <= seen:
+            break
+        await asyncio.sleep(0.05)
+    assert expected <= seen, seen
+    reader.cancel()
+    subscription.close()
+
+    ours = [e for e in events if e.get("schema_id", "").startswith(prefix)]
+    text = json.dumps(ours)
+    assert CANARY not in text
+    assert artifact_id not in text
+    decisions = sorted(
+        e["decision"] for e in ours if e.get("schema_id", "").endswith("decision/v1")
+    )
+    assert decisions == ["keep", "undo"]
+    refused = sorted(e["code"] for e in ours if e.get("schema_id", "").endswith("refused/v1"))
+    assert refused == ["artifact-mismatch", "invalid-input", "stale-source"]
+    loud = [r for r in caplog.records if r.levelno >= logging.INFO]
+    assert loud, "the server logged nothing at INFO: the check would prove nothing"
+    assert not [r.getMessage() for r in loud if CANARY in r.getMessage()]
