@@ -124,6 +124,31 @@ export class Bridge implements IDisposable {
   }
 
   /**
+   * Ask the server whether the person may keep a reviewed proposal: send
+   * `keep` and wait for the matching `keep-verdict`.
+   *
+   * @param callId - The call whose review the person wants to keep.
+   * @param timeoutMs - How long to wait for the verdict (10 s by default).
+   * @returns The verdict; `{ok: false, code: 'timeout'}` when none arrives
+   *   in time or the socket is or becomes closed first.
+   */
+  requestKeep(callId: string, timeoutMs = Private.KEEP_TIMEOUT): Promise<Bridge.IKeepVerdict> {
+    if (this._isDisposed || !this.send({ type: 'keep', callId })) {
+      return Promise.resolve(Private.TIMED_OUT);
+    }
+    return new Promise(resolve => {
+      const waiter: Private.IKeepWaiter = { resolve, timer: 0 };
+      waiter.timer = window.setTimeout(
+        () => this._settleKeep(callId, waiter, Private.TIMED_OUT),
+        timeoutMs
+      );
+      const waiters = this._keeps.get(callId) ?? [];
+      waiters.push(waiter);
+      this._keeps.set(callId, waiters);
+    });
+  }
+
+  /**
    * Open the socket, unless it is open or opening already.
    */
   connect(): void {
@@ -152,6 +177,7 @@ export class Bridge implements IDisposable {
     ws.onmessage = evt => void this._onMessage(evt.data);
     ws.onclose = () => {
       this._ws = null;
+      this._failKeeps();
       if (ws instanceof WorkerSocket && !WorkerSocket.isSupported) {
         // The page forbids the worker: open a main-thread socket right away.
         this.connect();
@@ -191,6 +217,7 @@ export class Bridge implements IDisposable {
     }
     this._handlers.clear();
     this._published.clear();
+    this._failKeeps();
     Signal.clearData(this);
   }
 
@@ -239,6 +266,9 @@ export class Bridge implements IDisposable {
         this._toolsEnabledChanged.emit(enabled);
         break;
       }
+      case 'keep-verdict':
+        this._onKeepVerdict(msg);
+        break;
       case 'request':
         await this._onRequest(msg);
         break;
@@ -246,6 +276,45 @@ export class Bridge implements IDisposable {
         // `error` (invalid-message) and types of later protocol steps are
         // ignored: the server keeps the page connected either way.
         break;
+    }
+  }
+
+  private _onKeepVerdict(msg: Record<string, unknown>): void {
+    const callId = typeof msg.callId === 'string' ? msg.callId : '';
+    const verdict: Bridge.IKeepVerdict =
+      msg.ok === true
+        ? { ok: true }
+        : { ok: false, code: typeof msg.code === 'string' ? msg.code : undefined };
+    for (const waiter of [...(this._keeps.get(callId) ?? [])]) {
+      this._settleKeep(callId, waiter, verdict);
+    }
+  }
+
+  private _settleKeep(
+    callId: string,
+    waiter: Private.IKeepWaiter,
+    verdict: Bridge.IKeepVerdict
+  ): void {
+    window.clearTimeout(waiter.timer);
+    const rest = (this._keeps.get(callId) ?? []).filter(w => w !== waiter);
+    if (rest.length) {
+      this._keeps.set(callId, rest);
+    } else {
+      this._keeps.delete(callId);
+    }
+    waiter.resolve(verdict);
+  }
+
+  /**
+   * Settle every pending Keep as timed out: without a socket no verdict can
+   * arrive, and a verdict for an earlier connection is never assumed.
+   */
+  private _failKeeps(): void {
+    const keeps = [...this._keeps.entries()];
+    for (const [callId, waiters] of keeps) {
+      for (const waiter of waiters) {
+        this._settleKeep(callId, waiter, Private.TIMED_OUT);
+      }
     }
   }
 
@@ -276,6 +345,7 @@ export class Bridge implements IDisposable {
   private _welcome: Bridge.IWelcome | null = null;
   private _handlers = new Map<string, Bridge.ActionHandler>();
   private _published = new Map<string, Record<string, unknown>>();
+  private _keeps = new Map<string, Private.IKeepWaiter[]>();
   private _delay = Private.FIRST_DELAY;
   private _retryTimer = 0;
   private _isDisposed = false;
@@ -312,6 +382,16 @@ export namespace Bridge {
   }
 
   /**
+   * The server's answer to `keep` (`keep-verdict`); `code` says why when
+   * it is refused, e.g. `kill-switch`, `aborted`, or `timeout` when no
+   * verdict arrived.
+   */
+  export interface IKeepVerdict {
+    ok: boolean;
+    code?: string;
+  }
+
+  /**
    * An action handler: request `data` in, result `data` out. Throw an
    * {@link ActionError} to refuse with a code.
    */
@@ -323,4 +403,22 @@ export namespace Bridge {
 namespace Private {
   export const FIRST_DELAY = 1000;
   export const MAX_DELAY = 30000;
+
+  /**
+   * How long Keep waits for the server's verdict, in milliseconds.
+   */
+  export const KEEP_TIMEOUT = 10000;
+
+  /**
+   * The verdict of a Keep that got no answer.
+   */
+  export const TIMED_OUT: Bridge.IKeepVerdict = { ok: false, code: 'timeout' };
+
+  /**
+   * One pending {@link Bridge.requestKeep}.
+   */
+  export interface IKeepWaiter {
+    resolve: (verdict: Bridge.IKeepVerdict) => void;
+    timer: number;
+  }
 }

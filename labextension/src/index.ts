@@ -6,6 +6,7 @@ import {
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
+import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { PageConfig } from '@jupyterlab/coreutils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { ServerConnection } from '@jupyterlab/services';
@@ -17,6 +18,7 @@ import { addCommands } from './commands';
 import { readLiveContext } from './livestate';
 import { compileMatcher, matchesPage, pagePath } from './matcher';
 import { CopilotPanel } from './panel';
+import { ReviewManager } from './review/manager';
 import { ContextSnapshot } from './snapshot';
 import { PageStateTracker } from './state';
 
@@ -30,14 +32,15 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'The Copilot side panel and the page bridge of jupyter-copilot.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ICommandPalette],
+  optional: [ICommandPalette, IEditorLanguageRegistry],
   activate: (
     app: JupyterFrontEnd,
     notebooks: INotebookTracker,
-    palette: ICommandPalette | null
+    palette: ICommandPalette | null,
+    languages: IEditorLanguageRegistry | null
   ): void => {
     // Never hold up the application start on the server round trip.
-    void Private.start(app, notebooks, palette);
+    void Private.start(app, notebooks, palette, languages);
   }
 };
 
@@ -50,7 +53,8 @@ namespace Private {
   export async function start(
     app: JupyterFrontEnd,
     notebooks: INotebookTracker,
-    palette: ICommandPalette | null
+    palette: ICommandPalette | null,
+    languages: IEditorLanguageRegistry | null
   ): Promise<void> {
     const serverSettings = app.serviceManager?.serverSettings ?? ServerConnection.makeSettings();
     let manifest: IManifest;
@@ -78,6 +82,18 @@ namespace Private {
     panel.node.dataset.pageMatch = String(pageMatches(page.match, url()));
     app.shell.add(panel, 'right', { rank: 600 });
     addCommands(app, panel, palette);
+
+    // Edit proposals run on the main thread, never from a published snapshot:
+    // they need the live cell widgets and open a review.
+    const reviews = new ReviewManager({
+      shell: app.shell,
+      notebooks,
+      bridge,
+      languages,
+      onChange: () => panel.model.scheduleRefresh()
+    });
+    bridge.registerAction(Actions.editCellInvoke, data => reviews.invoke(data));
+    bridge.registerAction(Actions.editCellAbort, data => reviews.abort(data));
     bridge.connect();
 
     await app.restored;

@@ -82,7 +82,11 @@ export class CopilotPanel extends SidePanel {
    */
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
-    this.model.scheduleRefresh(0);
+    // Before the page's first state message the server does not know this page
+    // yet; that message triggers the first refresh itself.
+    if (this._tracker.stats.sent > 0) {
+      this.model.scheduleRefresh(0);
+    }
   }
 
   private _onStateSent(_: PageStateTracker, __: IPageState): void {

@@ -1,0 +1,160 @@
+// Copyright (c) jupyter-copilot contributors.
+// Distributed under the terms of the Modified BSD License.
+
+import { Cell, ICellModel } from '@jupyterlab/cells';
+import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
+import { Notebook, NotebookPanel } from '@jupyterlab/notebook';
+import { PanelLayout, Widget } from '@lumino/widgets';
+
+import type { Review } from './review';
+import type { ReviewView } from './view';
+
+/**
+ * The part of JupyterLab's editor language registry the diff uses.
+ */
+export type ILanguages = Pick<IEditorLanguageRegistry, 'findByMIME' | 'getLanguage'>;
+
+/**
+ * The review's classes, loaded on first use in their own chunk.
+ */
+export interface IReviewModule {
+  /** The view shown inside the cell. */
+  ReviewView: typeof ReviewView;
+  /** What Keep and Undo do. */
+  Review: typeof Review;
+}
+
+/**
+ * The cell widget and model with an id in a notebook, or `null`.
+ *
+ * @param panel - The notebook panel.
+ * @param cellId - The cell id (nbformat `id`).
+ */
+export function findCell(
+  panel: NotebookPanel,
+  cellId: string
+): { cell: Cell; model: ICellModel } | null {
+  const cell = panel.content.widgets.find(w => w.model.id === cellId);
+  return cell ? { cell, model: cell.model } : null;
+}
+
+/**
+ * Load the review's chunk (the merge view included) on first use.
+ *
+ * @returns The review's classes, or `null` when the chunk cannot be loaded
+ *   in time (the review is then refused, never replaced by a silent write).
+ */
+export async function loadReviewModule(): Promise<IReviewModule | null> {
+  try {
+    const loaded = Promise.all([import('./view'), import('./review')]).then(
+      ([view, review]) => ({ ReviewView: view.ReviewView, Review: review.Review })
+    );
+    return await Private.within(loaded, Private.LOAD_TIMEOUT);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The editor extensions that highlight a cell's language in the diff; none
+ * when the language is unknown or fails to load.
+ *
+ * @param languages - The editor language registry, when there is one.
+ * @param mimeType - The cell model's MIME type.
+ */
+export async function languageExtensions(
+  languages: ILanguages | null,
+  mimeType: string
+): Promise<ReviewView.IOptions['extensions']> {
+  try {
+    const found = languages?.findByMIME(mimeType);
+    const language = found ? await Private.within(languages!.getLanguage(found), 1000) : null;
+    return language?.support ? [language.support] : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Bring a cell into view and wait until it is rendered and attached. Long
+ * notebooks render lazily, so a far-away cell may have no DOM yet.
+ *
+ * @param notebook - The notebook widget.
+ * @param cell - The cell to show.
+ * @param timeoutMs - How long to wait at most.
+ * @returns Whether the cell is ready to hold the review.
+ */
+export async function showCell(notebook: Notebook, cell: Cell, timeoutMs = 3000): Promise<boolean> {
+  const index = notebook.widgets.indexOf(cell);
+  if (index < 0) {
+    return false;
+  }
+  if (cell.isPlaceholder() && notebook.notebookConfig.windowingMode !== 'full') {
+    // The idle-time renderer works from the top and may need many seconds to
+    // reach a far cell: render this one now, as the notebook itself does to
+    // show the outputs of a cell run out of view (`renderCellOutputs`).
+    cell.dataset.windowedListIndex = String(index);
+    (notebook.layout as PanelLayout).insertWidget(index, cell);
+  }
+  // The scroll settles on its own; only the cell's readiness matters here.
+  notebook.scrollToItem(index, 'auto').catch(() => undefined);
+  const deadline = performance.now() + timeoutMs;
+  while (!Private.isReady(cell)) {
+    if (cell.isDisposed || performance.now() > deadline) {
+      return false;
+    }
+    await new Promise(resolve => window.setTimeout(resolve, 50));
+  }
+  return true;
+}
+
+/**
+ * Insert a review into a cell, right below its input area.
+ *
+ * @returns Whether the cell had an input area to put it under.
+ */
+export function insertReview(cell: Cell, review: Widget): boolean {
+  const layout = cell.layout as PanelLayout | null;
+  const wrapper = cell.inputArea?.parent;
+  const index = layout && wrapper ? layout.widgets.indexOf(wrapper) : -1;
+  if (!layout || index < 0) {
+    return false;
+  }
+  layout.insertWidget(index + 1, review);
+  return true;
+}
+
+namespace Private {
+  /**
+   * How long the review chunk may take to load, in milliseconds.
+   */
+  export const LOAD_TIMEOUT = 5000;
+
+  /**
+   * Whether a cell is rendered and in the document.
+   */
+  export function isReady(cell: Cell): boolean {
+    return (
+      !cell.isDisposed && !cell.isPlaceholder() && cell.isVisible && !!cell.inputArea
+    );
+  }
+
+  /**
+   * A promise's value, or a rejection after `ms` milliseconds.
+   */
+  export function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = window.setTimeout(() => reject(new Error('timeout')), ms);
+      promise.then(
+        value => {
+          window.clearTimeout(timer);
+          resolve(value);
+        },
+        reason => {
+          window.clearTimeout(timer);
+          reject(reason);
+        }
+      );
+    });
+  }
+}
