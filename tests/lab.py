@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -63,6 +64,28 @@ def labextensions_dir(shared_tmp: Path) -> Path:
     link = extensions / "jupyter-copilot"
     if not link.exists():
         link.symlink_to(built, target_is_directory=True)
+    return extensions
+
+
+def collaboration_labextensions_dir(shared_tmp: Path) -> Path:
+    """A folder holding jupyter-collaboration's own lab extensions, for real-time tests.
+
+    pytest-jupyter points the Jupyter data path at temporary folders, so JupyterLab does not
+    see the extensions installed in this Python's prefix unless they are listed. List it
+    after :func:`labextensions_dir`, never instead of it: JupyterLab's static file handler
+    caches where it found jupyter-copilot across servers and refuses paths outside the
+    current server's folders.
+    """
+    extensions = shared_tmp / "labextensions-rtc"
+    extensions.mkdir(exist_ok=True)
+    installed = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyter"
+    if not (installed / "docprovider-extension" / "package.json").exists():
+        raise AssertionError(
+            "jupyter-collaboration's lab extensions are missing: pip install '.[test]'."
+        )
+    scope = extensions / "@jupyter"
+    if not scope.exists():
+        scope.symlink_to(installed, target_is_directory=True)
     return extensions
 
 

@@ -9,6 +9,7 @@ from jupyter_copilot.context import (
     selected_cell_entry,
     source_hash,
 )
+from jupyter_copilot.edits import ServedCells
 from tests.pages import context_answer
 
 
@@ -108,3 +109,16 @@ def test_labels_name_the_cell_kind_and_never_the_source() -> None:
         )
         assert entries[1]["reference"]["label"] == label
         assert "secret" not in entries[1]["reference"]["label"]
+
+
+def test_the_first_type_served_for_a_cell_and_hash_is_the_expected_one() -> None:
+    served = ServedCells(capacity=2)
+    served.served("nb", "c1", "sha256:a", "code")
+    # The panel's refresh after the person changed the type serves it again.
+    served.served("nb", "c1", "sha256:a", "markdown")
+    assert served.type_of("nb", "c1", "sha256:a") == "code"
+    served.served("nb", "c2", "sha256:b", "raw")
+    served.served("nb", "c3", "sha256:c", "code")
+    # Bounded: the least recently served entry goes first.
+    assert served.type_of("nb", "c1", "sha256:a") is None
+    assert served.type_of("nb", "c2", "sha256:b") == "raw"

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jupyter_core.utils import ensure_async
 
 from jupyter_copilot.context import source_hash
 from jupyter_copilot.killswitch import config_directories
@@ -284,17 +283,37 @@ async def test_a_file_the_contents_service_reports_unwritable_is_read_only(
 ) -> None:
     s = await scene(jp_fetch, jp_ws_fetch, jp_root_dir, copilot)
     manager = copilot.serverapp.contents_manager
-    original = manager.get
-
-    async def get(path: str, **kwargs: Any) -> Any:
-        model = await ensure_async(original(path, **kwargs))
-        # Running as root, file modes never stop a write; the contents service can.
-        return {**model, "writable": False}
-
-    monkeypatch.setattr(manager, "get", get)
+    # Running as root, file modes never stop a write; the contents service still decides.
+    monkeypatch.setattr(manager, "is_writable", lambda path: path != "a.ipynb")
     assert code_of(await invoke(jp_fetch, s.tool_input())) == (403, "read-only")
     assert s.invokes() == []
     s.page.close()
+
+
+class TestCustomContentsManager:
+    @pytest.fixture
+    def jp_server_config(self, jp_server_config: Any) -> Any:
+        jp_server_config["ServerApp"]["contents_manager_class"] = (
+            "tests.permissions.ReadOnlyNotebooksManager"
+        )
+        return jp_server_config
+
+    async def test_a_manager_that_reports_unwritable_models_is_obeyed(
+        self, jp_fetch, jp_ws_fetch, jp_root_dir, copilot
+    ) -> None:
+        make_notebook(jp_root_dir, "readonly-a.ipynb", [OLD])
+        await start_session(jp_fetch, "readonly-a.ipynb")
+        page = await ScriptedPage.connect(jp_ws_fetch, "p-1")
+        await page.send_state(notebook_state("readonly-a.ipynb"))
+        page.respond = opens_review
+        data = {
+            "artifactId": copilot._artifact_id("readonly-a.ipynb"),
+            "cellId": "c1",
+            "expectedSourceHash": source_hash(OLD),
+            "newSource": NEW,
+        }
+        assert code_of(await invoke(jp_fetch, data)) == (403, "read-only")
+        page.close()
 
 
 async def test_empty_new_source_is_invalid_input(
@@ -394,6 +413,8 @@ class TestKillSwitchFromConfig:
     ) -> None:
         s = await scene(jp_fetch, jp_ws_fetch, jp_root_dir, copilot)
         assert s.page.welcome["toolsEnabled"] is False
+        status = json.loads((await jp_fetch("copilot", "api", "status")).body)
+        assert status["killSwitch"] == {"engaged": True, "source": "config"}
         s.page.respond = lambda request: STALE
         status, body = await invoke(jp_fetch, s.tool_input())
         assert (status, body["error"]["code"]) == (503, "kill-switch")

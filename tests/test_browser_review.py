@@ -1,0 +1,470 @@
+"""The whole-cell diff review in real JupyterLab: what a person sees, keeps and undoes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_copilot.context import source_hash
+from jupyter_copilot.killswitch import config_directories
+from tests.conftest import make_notebook
+from tests.lab import Lab, lab_page, lab_server_config
+from tests.pages import get_context
+from tests.server import ABORT, INVOKE, call_action, registrations
+
+OLD = "def total(xs):\n    return sum(xs)\n"
+NEW = "def total(xs):\n    return sum(x for x in xs if x is not None)\n"
+CELLS = ["import os", OLD, "total([1, 2])"]
+
+
+@pytest.fixture
+def copilot_config() -> dict[str, Any]:
+    return {}
+
+
+@pytest.fixture
+def jp_server_config(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, copilot_config: dict[str, Any]
+) -> dict[str, Any]:
+    return lab_server_config(tmp_path, tmp_path_factory.getbasetemp(), copilot_config)
+
+
+@pytest.fixture
+def lab_server(jp_serverapp: Any, http_server_client: Any) -> Any:
+    """The Jupyter server, listening."""
+    return jp_serverapp
+
+
+async def wait_for(predicate, what: str, timeout: float = 15.0) -> Any:
+    """Poll an async predicate until it returns something truthy."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.1)
+
+
+async def selected_cell(lab: Lab, jp_fetch: Any, path: str, index: int) -> dict[str, Any]:
+    """Click a cell and return its served context value once the server serves it."""
+    await lab.click_cell(path, index)
+    cell_id = await lab.notebook(path).locator(".jp-Cell").nth(index).get_attribute("data-cell-id")
+
+    async def served() -> dict[str, Any] | None:
+        entries = await get_context(jp_fetch)
+        cells = [e for e in entries if e["name"] == "notebook_selected_cell"]
+        if cells and (cell_id is None or cells[0]["value"]["cellId"] == cell_id):
+            return cells[0]["value"]  # type: ignore[no-any-return]
+        return None
+
+    return await wait_for(served, f"the context of cell {index}")  # type: ignore[no-any-return]
+
+
+async def open_notebook(lab: Lab, jp_fetch: Any, path: str) -> None:
+    """Open a notebook and wait until its kernel session holds the edit tool."""
+    await lab.open(path)
+
+    async def registered() -> bool:
+        return any(r["path"] == path for r in await registrations(jp_fetch))
+
+    await wait_for(registered, "the kernel session's registration", timeout=30)
+
+
+def proposal(cell: dict[str, Any], new_source: str = NEW, **changes: Any) -> dict[str, Any]:
+    data = {
+        "artifactId": cell["artifactId"],
+        "cellId": cell["cellId"],
+        "expectedSourceHash": cell["expectedSourceHash"],
+        "newSource": new_source,
+    }
+    data.update(changes)
+    return data
+
+
+async def propose(jp_fetch: Any, data: dict[str, Any], call_id: str) -> tuple[int, dict[str, Any]]:
+    return await call_action(jp_fetch, INVOKE, {"data": data, "callId": call_id})
+
+
+async def model_source(lab: Lab, cell_id: str) -> str:
+    """The cell's source in the page's live notebook model."""
+    return await lab.page.evaluate(  # type: ignore[no-any-return]
+        """cellId => {
+            const nb = window.jupyterapp.shell.currentWidget.content;
+            for (const cell of nb.model.cells) {
+                if (cell.id === cellId) { return cell.sharedModel.getSource(); }
+            }
+            return null;
+        }""",
+        cell_id,
+    )
+
+
+async def cell_holding(lab: Lab, call_id: str) -> str | None:
+    """The model id of the cell widget whose node holds the review."""
+    return await lab.page.evaluate(  # type: ignore[no-any-return]
+        """callId => {
+            const node = document.querySelector(`.jp-Copilot-Review[data-call-id="${callId}"]`);
+            const nb = window.jupyterapp.shell.currentWidget.content;
+            const owner = nb.widgets.find(w => w.node.contains(node));
+            return owner ? owner.model.id : null;
+        }""",
+        call_id,
+    )
+
+
+def review_of(lab: Lab, call_id: str) -> Any:
+    return lab.page.locator(f".jp-Copilot-Review[data-call-id='{call_id}']")
+
+
+async def decisions(lab: Lab, call_id: str) -> list[str]:
+    return [m["decision"] for m in lab.traffic.of_type("review") if m["callId"] == call_id]
+
+
+async def test_a_proposal_opens_a_visible_review_and_changes_nothing(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    make_notebook(jp_root_dir, "a.ipynb", CELLS)
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        status, body = await propose(jp_fetch, proposal(cell), "show")
+        assert status == 200, body
+        assert body["result"]["sourceHashAfter"] == source_hash(NEW)
+        assert "source" not in json.dumps(body["result"]).replace("sourceHashAfter", "")
+        review = review_of(lab, "show")
+        await review.wait_for(state="visible")
+        # Inside the cell it is about, with a label, the diff and both buttons.
+        assert await cell_holding(lab, "show") == cell["cellId"]
+        assert "Copilot" in await review.locator(".jp-Copilot-ReviewLabel").inner_text()
+        diff = await review.locator(".jp-Copilot-ReviewDiff").inner_text()
+        assert "if x is not None" in diff and "return sum(xs)" in diff
+        assert await review.locator(".jp-Copilot-ReviewKeep").is_enabled()
+        assert await review.locator(".jp-Copilot-ReviewUndo").is_enabled()
+        # The notebook is unchanged while the review is open.
+        assert await model_source(lab, cell["cellId"]) == OLD
+        assert (await selected_cell(lab, jp_fetch, "a.ipynb", 1))["source"] == OLD
+        meta = lab.page.locator(".jp-Copilot-Pill")
+        await wait_for(lambda: _text_has(meta, "3 lines"), "the pill of the reviewed cell")
+        shot = await lab.screenshot("copilot-review.png")
+        assert shot.stat().st_size > 10_000
+
+
+async def test_keep_applies_exactly_the_proposal_and_one_undo_restores(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    make_notebook(jp_root_dir, "a.ipynb", CELLS)
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        assert (await propose(jp_fetch, proposal(cell), "keep"))[0] == 200
+        review = review_of(lab, "keep")
+        await review.locator(".jp-Copilot-ReviewKeep").click()
+        await review.wait_for(state="detached")
+        assert await model_source(lab, cell["cellId"]) == NEW
+        assert await decisions(lab, "keep") == ["keep"]
+        assert [m["callId"] for m in lab.traffic.of_type("keep")] == ["keep"]
+        # One undo step, from the cell's editor.
+        await lab.click_cell("a.ipynb", 1)
+        await lab.page.keyboard.press("Control+z")
+        await wait_for(
+            lambda: _source_is(lab, cell["cellId"], OLD), "one Ctrl+Z to restore the old source"
+        )
+
+
+async def test_undo_discards_the_proposal(lab_server, jp_fetch, jp_root_dir) -> None:
+    make_notebook(jp_root_dir, "a.ipynb", CELLS)
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        assert (await propose(jp_fetch, proposal(cell), "undo"))[0] == 200
+        review = review_of(lab, "undo")
+        # From the keyboard: focus the Undo button and press Enter.
+        await review.locator(".jp-Copilot-ReviewUndo").focus()
+        await lab.page.keyboard.press("Enter")
+        await review.wait_for(state="detached")
+        assert await model_source(lab, cell["cellId"]) == OLD
+        assert await decisions(lab, "undo") == ["undo"]
+
+
+async def test_typing_during_the_review_makes_keep_refuse_and_keeps_the_typing(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    make_notebook(jp_root_dir, "a.ipynb", CELLS)
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        assert (await propose(jp_fetch, proposal(cell), "typed"))[0] == 200
+        review = review_of(lab, "typed")
+        await review.wait_for(state="visible")
+        await lab.click_cell("a.ipynb", 1)
+        await lab.page.keyboard.press("Control+End")
+        await lab.page.keyboard.type("# mine")
+        await review.locator(".jp-Copilot-ReviewKeep").click()
+        await wait_for(lambda: _has_decision(lab, "typed", "conflict"), "the conflict")
+        typed = OLD + "# mine"
+        assert await model_source(lab, cell["cellId"]) == typed
+        message = lab.page.locator(".jp-Copilot-ReviewMessage")
+        if await message.count():
+            assert "changed" in (await message.first.inner_text()).lower()
+
+
+async def test_a_newer_proposal_supersedes_the_older(lab_server, jp_fetch, jp_root_dir) -> None:
+    make_notebook(jp_root_dir, "a.ipynb", CELLS)
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        assert (await propose(jp_fetch, proposal(cell), "first"))[0] == 200
+        await review_of(lab, "first").wait_for(state="visible")
+        second = proposal(cell, "def total(xs):\n    return 0\n")
+        assert (await propose(jp_fetch, second, "second"))[0] == 200
+        await review_of(lab, "second").wait_for(state="visible")
+        await review_of(lab, "first").wait_for(state="detached")
+        assert await decisions(lab, "first") == ["superseded"]
+        assert await lab.page.locator(".jp-Copilot-Review").count() == 1
+
+
+async def test_abort_withdraws_an_open_review(lab_server, jp_fetch, jp_root_dir) -> None:
+    make_notebook(jp_root_dir, "a.ipynb", CELLS)
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        assert (await propose(jp_fetch, proposal(cell), "gone"))[0] == 200
+        review = review_of(lab, "gone")
+        await review.wait_for(state="visible")
+        status, body = await call_action(jp_fetch, ABORT, {"data": {"callId": "gone"}})
+        assert (status, body) == (200, {"result": {"aborted": True}})
+        await review.wait_for(state="detached")
+        assert await model_source(lab, cell["cellId"]) == OLD
+
+
+async def test_the_last_cell_of_a_300_cell_notebook_gets_its_review(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    sources = [f"value_{i} = {i}" for i in range(300)]
+    make_notebook(jp_root_dir, "long.ipynb", sources)
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, "long.ipynb")
+        # Select the first cell, then serve the last one's context as an agent would read it
+        # from an earlier selection: scroll down, select, scroll back to the top.
+        await lab.page.evaluate(
+            """() => {
+                const panel = window.jupyterapp.shell.currentWidget;
+                panel.content.activeCellIndex = 299;
+            }"""
+        )
+        entries = await wait_for(lambda: _selected(jp_fetch, "value_299 = 299"), "the last cell")
+        cell = entries
+        await lab.page.evaluate(
+            """async () => {
+                const nb = window.jupyterapp.shell.currentWidget.content;
+                nb.activeCellIndex = 0;
+                await nb.scrollToItem(0, 'start');
+            }"""
+        )
+        status, body = await propose(jp_fetch, proposal(cell, "value_299 = 'reviewed'"), "far")
+        assert status == 200, body
+        review = review_of(lab, "far")
+        await review.wait_for(state="visible")
+        assert await review.is_visible()
+        assert await model_source(lab, cell["cellId"]) == "value_299 = 299"
+
+
+async def test_closing_the_page_mid_call_is_timeout_at_once_and_changes_nothing(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    path = make_notebook(jp_root_dir, "a.ipynb", CELLS)
+    before = path.read_text()
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        # Keep the page's main thread busy so that it is mid-call when it closes.
+        await lab.page.evaluate(
+            """() => { setTimeout(() => {
+                const end = Date.now() + 8000; while (Date.now() < end) {} }, 0); }"""
+        )
+        call = asyncio.ensure_future(propose(jp_fetch, proposal(cell), "closed"))
+        await asyncio.sleep(0.5)
+        started = time.monotonic()
+        await lab.page.close()
+        status, body = await asyncio.wait_for(call, 10)
+        assert (status, body["error"]["code"]) == (504, "timeout")
+        assert time.monotonic() - started < 1.0
+    assert path.read_text() == before
+
+
+async def _text_has(locator: Any, text: str) -> bool:
+    return text in await locator.inner_text()
+
+
+async def _source_is(lab: Lab, cell_id: str, source: str) -> bool:
+    return await model_source(lab, cell_id) == source
+
+
+async def _has_decision(lab: Lab, call_id: str, decision: str) -> bool:
+    return decision in await decisions(lab, call_id)
+
+
+async def _selected(jp_fetch: Any, source: str) -> dict[str, Any] | None:
+    entries = await get_context(jp_fetch)
+    cells = [e for e in entries if e["name"] == "notebook_selected_cell"]
+    if cells and cells[0]["value"].get("source") == source:
+        return cells[0]["value"]  # type: ignore[no-any-return]
+    return None
+
+
+class TestKillSwitchDuringReview:
+    async def test_engaging_the_kill_switch_by_file_blocks_keep_of_an_open_review(
+        self, lab_server, jp_fetch, jp_root_dir, copilot
+    ) -> None:
+        make_notebook(jp_root_dir, "a.ipynb", CELLS)
+        async with lab_page(lab_server) as lab:
+            await open_notebook(lab, jp_fetch, "a.ipynb")
+            cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+            assert (await propose(jp_fetch, proposal(cell), "ks"))[0] == 200
+            review = review_of(lab, "ks")
+            await review.wait_for(state="visible")
+            config_dir = Path(config_directories(copilot)[0])
+            config_dir.mkdir(parents=True, exist_ok=True)
+            (config_dir / "jupyter_copilot_config.json").write_text(
+                json.dumps({"CopilotApp": {"tools_enabled": False}})
+            )
+            keep = review.locator(".jp-Copilot-ReviewKeep")
+            # Within 2 seconds the page hears it and says why Keep is unavailable.
+            await wait_for(lambda: keep.is_disabled(), "Keep disabled", timeout=3)
+            message = await review.locator(".jp-Copilot-ReviewMessage").inner_text()
+            assert "administrator" in message.lower()
+            await lab.screenshot("copilot-review-kill-switch.png")
+            assert await model_source(lab, cell["cellId"]) == OLD
+            # New proposals are refused as well.
+            status, body = await propose(jp_fetch, proposal(cell), "ks-2")
+            assert (status, body["error"]["code"]) == (503, "kill-switch")
+
+
+# -- what only the page can check ----------------------------------------------------------
+
+
+def locked_notebook(root: Path) -> None:
+    make_notebook(root, "a.ipynb", CELLS)
+    path = root / "a.ipynb"
+    notebook = json.loads(path.read_text())
+    notebook["cells"][1]["metadata"]["editable"] = False
+    path.write_text(json.dumps(notebook))
+
+
+async def test_the_pages_checks_refuse_in_order(lab_server, jp_fetch, jp_root_dir) -> None:
+    locked_notebook(jp_root_dir)
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        locked = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        stale_hash = source_hash("something else")
+        attempts = {
+            "cell-not-found": proposal(locked, cellId="no-such-cell"),
+            # Locked and stale: locked is named first.
+            "cell-locked": proposal(locked, expectedSourceHash=stale_hash),
+        }
+        for code, data in attempts.items():
+            status, body = await propose(jp_fetch, data, f"call-{code}")
+            assert body["error"]["code"] == code, body
+            assert status == {"cell-not-found": 404, "cell-locked": 403}[code]
+        free = await selected_cell(lab, jp_fetch, "a.ipynb", 2)
+        status, body = await propose(jp_fetch, proposal(free, expectedSourceHash=stale_hash), "s")
+        assert (status, body["error"]["code"]) == (409, "stale-source")
+        assert await lab.page.locator(".jp-Copilot-Review").count() == 0
+        assert await model_source(lab, free["cellId"]) == CELLS[2]
+
+
+async def test_typing_after_reading_is_stale_source(lab_server, jp_fetch, jp_root_dir) -> None:
+    make_notebook(jp_root_dir, "a.ipynb", CELLS)
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        await lab.page.keyboard.press("Control+End")
+        await lab.page.keyboard.type("# edited after the agent read it")
+        status, body = await propose(jp_fetch, proposal(cell), "stale")
+        assert (status, body["error"]["code"]) == (409, "stale-source")
+        assert await lab.page.locator(".jp-Copilot-Review").count() == 0
+
+
+async def test_a_cell_whose_type_changed_is_cell_type_mismatch(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    make_notebook(jp_root_dir, "a.ipynb", CELLS)
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        assert cell["cellType"] == "code"
+        await lab.page.keyboard.press("Escape")
+        await lab.page.evaluate(
+            "() => window.jupyterapp.commands.execute('notebook:change-cell-to-markdown')"
+        )
+        status, body = await propose(jp_fetch, proposal(cell), "retyped")
+        assert (status, body["error"]["code"]) == (409, "cell-type-mismatch")
+
+
+async def test_a_review_that_cannot_be_shown_is_diff_unavailable(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    make_notebook(jp_root_dir, "a.ipynb", CELLS)
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        # The review's code is loaded on first use; a network that refuses it (a proxy, a
+        # policy) leaves no way to show the diff, and nothing is written instead.
+        await lab.page.route("**/jupyter-copilot/static/*.js?*", lambda route: route.abort())
+        status, body = await propose(jp_fetch, proposal(cell), "no-diff")
+        assert (status, body["error"]["code"]) == (409, "diff-unavailable")
+        assert await model_source(lab, cell["cellId"]) == OLD
+        assert await lab.page.locator(".jp-Copilot-Review").count() == 0
+
+
+class TestAuthorizerDeniesWrite:
+    @pytest.fixture
+    def jp_server_config(
+        self, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+    ) -> dict[str, Any]:
+        config = lab_server_config(tmp_path, tmp_path_factory.getbasetemp(), {})
+        config["ServerApp"]["authorizer_class"] = "tests.permissions.NoContentsWriteAuthorizer"
+        return config
+
+    async def test_a_user_who_may_not_write_gets_read_only(
+        self, lab_server, jp_fetch, jp_root_dir
+    ) -> None:
+        make_notebook(jp_root_dir, "a.ipynb", CELLS)
+        async with lab_page(lab_server) as lab:
+            await open_notebook(lab, jp_fetch, "a.ipynb")
+            cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+            view = (await get_context(jp_fetch))[0]["value"]
+            assert view["permissionMode"] == "read-only"
+            status, body = await propose(jp_fetch, proposal(cell), "denied")
+            assert (status, body["error"]["code"]) == (403, "read-only")
+            assert await lab.page.locator(".jp-Copilot-Review").count() == 0
+
+
+class TestDocumentOpenedReadOnly:
+    @pytest.fixture
+    def jp_server_config(
+        self, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+    ) -> dict[str, Any]:
+        config = lab_server_config(tmp_path, tmp_path_factory.getbasetemp(), {})
+        config["ServerApp"]["contents_manager_class"] = "tests.permissions.ReadOnlyNotebooksManager"
+        return config
+
+    async def test_a_notebook_opened_read_only_gets_read_only(
+        self, lab_server, jp_fetch, jp_root_dir
+    ) -> None:
+        make_notebook(jp_root_dir, "readonly-a.ipynb", CELLS)
+        async with lab_page(lab_server) as lab:
+            await open_notebook(lab, jp_fetch, "readonly-a.ipynb")
+            cell = await selected_cell(lab, jp_fetch, "readonly-a.ipynb", 1)
+            state = lab.traffic.of_type("state")[-1]["state"]
+            assert state["activeNotebook"]["writable"] is False
+            status, body = await propose(jp_fetch, proposal(cell), "ro")
+            assert (status, body["error"]["code"]) == (403, "read-only")
+            assert await lab.page.locator(".jp-Copilot-Review").count() == 0

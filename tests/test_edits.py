@@ -1,0 +1,64 @@
+"""The edit tool's pure parts: size, live-document checks and call memory."""
+
+from __future__ import annotations
+
+import pytest
+
+from jupyter_copilot import edits
+from jupyter_copilot.context import source_hash
+from jupyter_copilot.edits import EditCalls, check_live_cell, check_new_source
+from jupyter_copilot.refusals import Refusal
+
+
+def code_of(call, *args) -> str | None:
+    try:
+        call(*args)
+    except Refusal as refusal:
+        return refusal.code
+    return None
+
+
+def test_new_source_is_measured_in_utf8_bytes() -> None:
+    assert check_new_source("é" * 8, 16) == 16
+    assert code_of(check_new_source, "é" * 9, 16) == "over-budget"
+    assert code_of(check_new_source, "", 16) == "invalid-input"
+    assert code_of(check_new_source, "\ud800", 16) == "invalid-input"
+
+
+def test_live_cell_checks_run_in_the_contract_order() -> None:
+    old = "x = 1\n"
+    stale_locked = {"cell_type": "markdown", "source": "y", "metadata": {"editable": False}}
+    cases = [
+        (None, "code", "cell-not-found"),
+        (stale_locked, "code", "cell-locked"),
+        ({**stale_locked, "metadata": {}}, "code", "cell-type-mismatch"),
+        ({**stale_locked, "metadata": {}}, None, "stale-source"),
+        ({"cell_type": "code", "source": ["x = ", "1\n"], "metadata": {}}, "code", None),
+    ]
+    for cell, expected_type, code in cases:
+        assert code_of(check_live_cell, cell, expected_type, source_hash(old)) == code
+
+
+async def test_calls_are_remembered_then_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [1000.0]
+    monkeypatch.setattr(edits.time, "monotonic", lambda: now[0])
+    calls = EditCalls(memory_seconds=600)
+    first, new = calls.start("a", {"x": 1})
+    assert new
+    assert calls.start("a", {"x": 1}) == (first, False)
+    with pytest.raises(Refusal) as refused:
+        calls.start("a", {"x": 2})
+    assert refused.value.code == "invalid-input"
+    calls.finish(first)
+    open_call, _ = calls.start("b", {"x": 1})
+    calls.finish(open_call)
+    open_call.review_open = True
+    now[0] += 599
+    calls.start("c", {})
+    assert calls.get("a") is first
+    now[0] += 120
+    calls.start("d", {})
+    # Finished more than 10 minutes ago: gone. An undecided open review stays.
+    assert calls.get("a") is None
+    assert calls.get("b") is open_call
+    first.outcome.cancel()
