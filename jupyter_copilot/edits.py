@@ -67,10 +67,13 @@ def check_live_cell(
 
 
 class ServedCells:
-    """Which cell type the server served for a cell and hash, newest first, bounded.
+    """Which cell type the server first served for a cell and hash, bounded.
 
     ``edit-cell.invoke`` sends the page the type that went with the hash the agent read
-    (``expectedCellType``), so that a cell whose type changed is refused.
+    (``expectedCellType``), so that a cell whose type changed is refused. The first type
+    served wins: the side panel re-reads the context after every change, so the latest
+    type served is always the current one and would never catch a change. A cell whose
+    type changed back and forth under the same source fails closed until its source changes.
     """
 
     def __init__(self, capacity: int = 256) -> None:
@@ -80,8 +83,8 @@ class ServedCells:
     def served(self, artifact_id: str, cell_id: str, source_hash: str, cell_type: str) -> None:
         """Remember one served selected cell."""
         key = (artifact_id, cell_id, source_hash)
-        self._types.pop(key, None)
-        self._types[key] = cell_type
+        # Re-inserted to stay among the most recently used; the first type is kept.
+        self._types[key] = self._types.pop(key, cell_type)
         while len(self._types) > self._capacity:
             del self._types[next(iter(self._types))]
 
@@ -115,6 +118,8 @@ class EditCall:
     review_open: bool = False
     opened_at: float | None = None
     decision: str | None = None
+    #: Milliseconds the server spent on its own checks, events left out.
+    check_ms: float = 0.0
     aborted: bool = False
     finished_at: float | None = None
 
@@ -130,6 +135,7 @@ class EditCalls:
     def __init__(self, memory_seconds: float = CALL_MEMORY_SECONDS) -> None:
         self._memory = memory_seconds
         self._calls: dict[str, EditCall] = {}
+        self._pruned_at = time.monotonic()
 
     def get(self, call_id: str) -> EditCall | None:
         """The call with this id, if remembered."""
@@ -166,7 +172,13 @@ class EditCalls:
         return len(self._calls)
 
     def _forget_old(self) -> None:
-        cutoff = time.monotonic() - self._memory
+        # A sweep costs a pass over every call; once a minute keeps the memory bounded
+        # without charging each call for it.
+        now = time.monotonic()
+        if now - self._pruned_at < 60.0:
+            return
+        self._pruned_at = now
+        cutoff = now - self._memory
         for call_id, call in list(self._calls.items()):
             still_open = call.review_open and not call.decided
             if call.finished_at is not None and call.finished_at < cutoff and not still_open:
