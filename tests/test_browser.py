@@ -12,7 +12,7 @@ import pytest
 
 from jupyter_copilot.context import source_hash
 from tests.conftest import make_notebook
-from tests.lab import Lab, lab_page, lab_server_config
+from tests.lab import Lab, jp_server_config, lab_page, lab_server, wait_for  # noqa: F401 (fixtures)
 from tests.pages import get_context
 
 A_CELLS = ["import os\nimport sys\n", "def total(xs):\n    return sum(xs)\n", "total([1, 2])"]
@@ -20,39 +20,9 @@ B_CELLS = ["b = 2", "print(b)"]
 
 
 @pytest.fixture
-def copilot_config() -> dict[str, Any]:
-    return {}
-
-
-@pytest.fixture
-def jp_server_config(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, copilot_config: dict[str, Any]
-) -> dict[str, Any]:
-    return lab_server_config(tmp_path, tmp_path_factory.getbasetemp(), copilot_config)
-
-
-@pytest.fixture
-def lab_server(jp_serverapp: Any, http_server_client: Any) -> Any:
-    """The Jupyter server, listening (the HTTP listener comes with ``http_server_client``)."""
-    return jp_serverapp
-
-
-@pytest.fixture
 def notebooks(jp_root_dir: Path) -> None:
     make_notebook(jp_root_dir, "a.ipynb", A_CELLS)
     make_notebook(jp_root_dir, "b.ipynb", B_CELLS)
-
-
-async def wait_for(predicate, what: str, timeout: float = 15.0) -> Any:
-    """Poll an async predicate until it returns something truthy."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.1)
 
 
 async def selected_source(jp_fetch, page_id: str) -> str | None:

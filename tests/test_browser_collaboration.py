@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 
 from tests.conftest import make_notebook
-from tests.lab import Lab, collaboration_labextensions_dir, lab_page, lab_server_config
+from tests.lab import (
+    Lab,
+    collaboration_labextensions_dir,
+    lab_page,
+    lab_server,  # noqa: F401 (fixtures)
+    lab_server_config,
+    wait_for,
+)
 from tests.pages import get_context
 from tests.server import INVOKE, call_action
 from tests.test_browser_review import (
@@ -20,7 +27,6 @@ from tests.test_browser_review import (
     open_notebook,
     proposal,
     review_of,
-    wait_for,
 )
 
 
@@ -36,12 +42,6 @@ def jp_server_config(
     # Rooms opened from the server side build their store without the server's config.
     monkeypatch.chdir(tmp_path)
     return config
-
-
-@pytest.fixture
-def lab_server(jp_serverapp: Any, http_server_client: Any) -> Any:
-    """The Jupyter server, listening."""
-    return jp_serverapp
 
 
 async def served_cell(lab: Lab, jp_fetch: Any, index: int, source: str) -> dict[str, Any]:

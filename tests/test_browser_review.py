@@ -13,43 +13,13 @@ import pytest
 from jupyter_copilot.context import source_hash
 from jupyter_copilot.killswitch import config_directories
 from tests.conftest import make_notebook
-from tests.lab import Lab, lab_page, lab_server_config
+from tests.lab import Lab, jp_server_config, lab_page, lab_server, lab_server_config, wait_for  # noqa: F401 (fixtures)
 from tests.pages import get_context
 from tests.server import ABORT, INVOKE, call_action, registrations
 
 OLD = "def total(xs):\n    return sum(xs)\n"
 NEW = "def total(xs):\n    return sum(x for x in xs if x is not None)\n"
 CELLS = ["import os", OLD, "total([1, 2])"]
-
-
-@pytest.fixture
-def copilot_config() -> dict[str, Any]:
-    return {}
-
-
-@pytest.fixture
-def jp_server_config(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, copilot_config: dict[str, Any]
-) -> dict[str, Any]:
-    return lab_server_config(tmp_path, tmp_path_factory.getbasetemp(), copilot_config)
-
-
-@pytest.fixture
-def lab_server(jp_serverapp: Any, http_server_client: Any) -> Any:
-    """The Jupyter server, listening."""
-    return jp_serverapp
-
-
-async def wait_for(predicate, what: str, timeout: float = 15.0) -> Any:
-    """Poll an async predicate until it returns something truthy."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.1)
 
 
 async def selected_cell(lab: Lab, jp_fetch: Any, path: str, index: int) -> dict[str, Any]:
