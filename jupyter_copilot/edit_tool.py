@@ -22,7 +22,14 @@ from .actions import ABORT, INVOKE, ActionBody, Caller
 from .bridge import PageSession
 from .context import source_hash
 from .dispatcher import Dispatcher
-from .edits import DECISIONS, EditCall, EditCalls, check_live_cell, check_new_source
+from .edits import (
+    DECISIONS,
+    EditCall,
+    EditCalls,
+    check_live_cell,
+    check_new_source,
+    simple_object_check,
+)
 from .refusals import Refusal
 from .sessions import Registrations
 from .telemetry import Telemetry
@@ -62,6 +69,7 @@ class EditTool:
         host: EditHost,
     ) -> None:
         self._validator = jsonschema.Draft202012Validator(parameters)
+        self._conforms = simple_object_check(parameters)
         self.dispatcher = dispatcher
         self.registrations = registrations
         self.telemetry = telemetry
@@ -102,6 +110,8 @@ class EditTool:
         return result
 
     def _input_problem(self, data: dict[str, Any]) -> str | None:
+        if self._conforms is not None and self._conforms(data):
+            return None
         # Name the place and the rule, never the value: inputs hold source.
         error = jsonschema.exceptions.best_match(self._validator.iter_errors(data))
         if error is None:

@@ -62,3 +62,41 @@ async def test_calls_are_remembered_then_forgotten(monkeypatch: pytest.MonkeyPat
     assert calls.get("a") is None
     assert calls.get("b") is open_call
     first.outcome.cancel()
+
+
+def test_the_fast_input_check_agrees_with_jsonschema() -> None:
+    import jsonschema
+
+    from jupyter_copilot.registry import load_registry
+
+    schema = load_registry().tool("notebook_edit_cell")["parameters"]
+    fast = edits.simple_object_check(schema)
+    assert fast is not None
+    good = {
+        "artifactId": "a",
+        "cellId": "c",
+        "expectedSourceHash": "sha256:" + "0" * 64,
+        "newSource": "x",
+    }
+    corpus = [
+        good,
+        {**good, "extra": 1},
+        {**good, "newSource": 5},
+        {**good, "expectedSourceHash": "sha256:" + "0" * 63},
+        {**good, "expectedSourceHash": "sha256:" + "0" * 64 + "\n"},
+        {**good, "expectedSourceHash": "SHA256:" + "0" * 64},
+        {k: v for k, v in good.items() if k != "cellId"},
+        {**good, "cellId": None},
+        [],
+        "text",
+        None,
+        {},
+    ]
+    validator = jsonschema.Draft202012Validator(schema)
+    assert [fast(d) for d in corpus] == [validator.is_valid(d) for d in corpus]
+    # Anything beyond flat string properties is left to jsonschema.
+    assert (
+        edits.simple_object_check({"type": "object", "properties": {"n": {"type": "integer"}}})
+        is None
+    )
+    assert edits.simple_object_check({"type": "object", "anyOf": []}) is None
