@@ -139,11 +139,13 @@ class CopilotApp(ExtensionApp):
             log=self.log,
         )
         self.kill_switch.start(self._on_kill_switch_change)
+        state = self.kill_switch.state()
         self.log.info(
-            "jupyter-copilot %s: enabled=%s, tools_enabled=%s",
+            "jupyter-copilot %s: enabled=%s, kill switch %s (source: %s)",
             __version__,
             self.enabled,
-            self.tools_enabled,
+            "engaged" if state.engaged else "released",
+            state.source or "none",
         )
 
     def initialize_handlers(self) -> None:
