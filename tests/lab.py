@@ -221,8 +221,14 @@ class Lab:
 
 
 @asynccontextmanager
-async def lab_page(serverapp: Any, path: str = "", *, width: int = 1400) -> AsyncIterator[Lab]:
-    """Start Chromium, open JupyterLab at ``path`` and record the bridge traffic."""
+async def lab_page(
+    serverapp: Any, path: str = "", *, width: int = 1400, panel: bool = True
+) -> AsyncIterator[Lab]:
+    """Start Chromium, open JupyterLab at ``path`` and record the bridge traffic.
+
+    With ``panel=False`` (the feature switch off) it waits for the extension to have read
+    the manifest and for the application's main area instead of the Copilot panel.
+    """
     require_chromium()
     from playwright.async_api import async_playwright
 
@@ -251,10 +257,18 @@ async def lab_page(serverapp: Any, path: str = "", *, width: int = 1400) -> Asyn
             context = await browser.new_context(viewport={"width": width, "height": 900})
             page = await context.new_page()
             page.on("websocket", on_websocket)
-            await page.goto(
-                f"{base}lab/tree/{path}?token={token}" if path else f"{base}lab?token={token}"
-            )
-            await page.wait_for_selector("#jupyter-copilot-panel", state="attached", timeout=60000)
+            async with page.expect_response(
+                lambda response: "copilot/api/manifest" in response.url, timeout=60000
+            ):
+                await page.goto(
+                    f"{base}lab/tree/{path}?token={token}" if path else f"{base}lab?token={token}"
+                )
+            if panel:
+                await page.wait_for_selector(
+                    "#jupyter-copilot-panel", state="attached", timeout=60000
+                )
+            else:
+                await page.wait_for_selector("#jp-main-dock-panel", timeout=60000)
             yield Lab(page, base, token, traffic)
         finally:
             await browser.close()

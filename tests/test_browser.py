@@ -315,3 +315,21 @@ async def _attribute_is(locator, name: str, value: str) -> bool:
 
 async def _text_contains(locator, text: str) -> bool:
     return await locator.count() > 0 and text in (await locator.inner_text())
+
+
+class TestFeatureSwitchOff:
+    @pytest.fixture
+    def copilot_config(self) -> dict[str, Any]:
+        return {"enabled": False}
+
+    async def test_no_panel_no_bridge_and_no_command(self, lab_server, notebooks) -> None:
+        async with lab_page(lab_server, panel=False) as lab:
+            await lab.open("a.ipynb")
+            await lab.click_cell("a.ipynb", 0)
+            await asyncio.sleep(1.0)
+            assert await lab.page.locator("#jupyter-copilot-panel").count() == 0
+            assert lab.traffic.opened == 0
+            has_command = await lab.page.evaluate(
+                "() => window.jupyterapp.commands.hasCommand('jupyter-copilot:attach-cell')"
+            )
+            assert has_command is False
