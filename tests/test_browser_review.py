@@ -396,12 +396,11 @@ async def test_a_review_that_cannot_be_shown_is_diff_unavailable(
 
 class TestAuthorizerDeniesWrite:
     @pytest.fixture
-    def jp_server_config(
-        self, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
-    ) -> dict[str, Any]:
-        config = lab_server_config(tmp_path, tmp_path_factory.getbasetemp(), {})
-        config["ServerApp"]["authorizer_class"] = "tests.permissions.NoContentsWriteAuthorizer"
-        return config
+    def jp_server_config(self, jp_server_config: dict[str, Any]) -> dict[str, Any]:
+        jp_server_config["ServerApp"]["authorizer_class"] = (
+            "tests.permissions.NoContentsWriteAuthorizer"
+        )
+        return jp_server_config
 
     async def test_a_user_who_may_not_write_gets_read_only(
         self, lab_server, jp_fetch, jp_root_dir
@@ -419,12 +418,11 @@ class TestAuthorizerDeniesWrite:
 
 class TestDocumentOpenedReadOnly:
     @pytest.fixture
-    def jp_server_config(
-        self, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
-    ) -> dict[str, Any]:
-        config = lab_server_config(tmp_path, tmp_path_factory.getbasetemp(), {})
-        config["ServerApp"]["contents_manager_class"] = "tests.permissions.ReadOnlyNotebooksManager"
-        return config
+    def jp_server_config(self, jp_server_config: dict[str, Any]) -> dict[str, Any]:
+        jp_server_config["ServerApp"]["contents_manager_class"] = (
+            "tests.permissions.ReadOnlyNotebooksManager"
+        )
+        return jp_server_config
 
     async def test_a_notebook_opened_read_only_gets_read_only(
         self, lab_server, jp_fetch, jp_root_dir

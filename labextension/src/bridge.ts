@@ -8,6 +8,7 @@ import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { ActionError, failure, parseMessage, PROTOCOL } from './protocol';
+import { IKeepVerdict as KeepVerdict, KeepWaiters, TIMED_OUT } from './keeps';
 import { IBridgeSocket, WorkerSocket } from './socketworker';
 
 export { ActionError, PROTOCOL } from './protocol';
@@ -134,18 +135,9 @@ export class Bridge implements IDisposable {
    */
   requestKeep(callId: string, timeoutMs = Private.KEEP_TIMEOUT): Promise<Bridge.IKeepVerdict> {
     if (this._isDisposed || !this.send({ type: 'keep', callId })) {
-      return Promise.resolve(Private.TIMED_OUT);
+      return Promise.resolve(TIMED_OUT);
     }
-    return new Promise(resolve => {
-      const waiter: Private.IKeepWaiter = { resolve, timer: 0 };
-      waiter.timer = window.setTimeout(
-        () => this._settleKeep(callId, waiter, Private.TIMED_OUT),
-        timeoutMs
-      );
-      const waiters = this._keeps.get(callId) ?? [];
-      waiters.push(waiter);
-      this._keeps.set(callId, waiters);
-    });
+    return this._keeps.wait(callId, timeoutMs);
   }
 
   /**
@@ -177,7 +169,7 @@ export class Bridge implements IDisposable {
     ws.onmessage = evt => void this._onMessage(evt.data);
     ws.onclose = () => {
       this._ws = null;
-      this._failKeeps();
+      this._keeps.failAll();
       if (ws instanceof WorkerSocket && !WorkerSocket.isSupported) {
         // The page forbids the worker: open a main-thread socket right away.
         this.connect();
@@ -217,7 +209,7 @@ export class Bridge implements IDisposable {
     }
     this._handlers.clear();
     this._published.clear();
-    this._failKeeps();
+    this._keeps.failAll();
     Signal.clearData(this);
   }
 
@@ -267,7 +259,7 @@ export class Bridge implements IDisposable {
         break;
       }
       case 'keep-verdict':
-        this._onKeepVerdict(msg);
+        this._keeps.settle(msg);
         break;
       case 'request':
         await this._onRequest(msg);
@@ -276,45 +268,6 @@ export class Bridge implements IDisposable {
         // `error` (invalid-message) and types of later protocol steps are
         // ignored: the server keeps the page connected either way.
         break;
-    }
-  }
-
-  private _onKeepVerdict(msg: Record<string, unknown>): void {
-    const callId = typeof msg.callId === 'string' ? msg.callId : '';
-    const verdict: Bridge.IKeepVerdict =
-      msg.ok === true
-        ? { ok: true }
-        : { ok: false, code: typeof msg.code === 'string' ? msg.code : undefined };
-    for (const waiter of [...(this._keeps.get(callId) ?? [])]) {
-      this._settleKeep(callId, waiter, verdict);
-    }
-  }
-
-  private _settleKeep(
-    callId: string,
-    waiter: Private.IKeepWaiter,
-    verdict: Bridge.IKeepVerdict
-  ): void {
-    window.clearTimeout(waiter.timer);
-    const rest = (this._keeps.get(callId) ?? []).filter(w => w !== waiter);
-    if (rest.length) {
-      this._keeps.set(callId, rest);
-    } else {
-      this._keeps.delete(callId);
-    }
-    waiter.resolve(verdict);
-  }
-
-  /**
-   * Settle every pending Keep as timed out: without a socket no verdict can
-   * arrive, and a verdict for an earlier connection is never assumed.
-   */
-  private _failKeeps(): void {
-    const keeps = [...this._keeps.entries()];
-    for (const [callId, waiters] of keeps) {
-      for (const waiter of waiters) {
-        this._settleKeep(callId, waiter, Private.TIMED_OUT);
-      }
     }
   }
 
@@ -345,7 +298,7 @@ export class Bridge implements IDisposable {
   private _welcome: Bridge.IWelcome | null = null;
   private _handlers = new Map<string, Bridge.ActionHandler>();
   private _published = new Map<string, Record<string, unknown>>();
-  private _keeps = new Map<string, Private.IKeepWaiter[]>();
+  private _keeps = new KeepWaiters();
   private _delay = Private.FIRST_DELAY;
   private _retryTimer = 0;
   private _isDisposed = false;
@@ -382,14 +335,9 @@ export namespace Bridge {
   }
 
   /**
-   * The server's answer to `keep` (`keep-verdict`); `code` says why when
-   * it is refused, e.g. `kill-switch`, `aborted`, or `timeout` when no
-   * verdict arrived.
+   * The server's answer to `keep`.
    */
-  export interface IKeepVerdict {
-    ok: boolean;
-    code?: string;
-  }
+  export type IKeepVerdict = KeepVerdict;
 
   /**
    * An action handler: request `data` in, result `data` out. Throw an
@@ -408,17 +356,4 @@ namespace Private {
    * How long Keep waits for the server's verdict, in milliseconds.
    */
   export const KEEP_TIMEOUT = 10000;
-
-  /**
-   * The verdict of a Keep that got no answer.
-   */
-  export const TIMED_OUT: Bridge.IKeepVerdict = { ok: false, code: 'timeout' };
-
-  /**
-   * One pending {@link Bridge.requestKeep}.
-   */
-  export interface IKeepWaiter {
-    resolve: (verdict: Bridge.IKeepVerdict) => void;
-    timer: number;
-  }
 }

@@ -4,6 +4,7 @@
 import { Widget } from '@lumino/widgets';
 
 import { ContextModel } from './contextmodel';
+import { element } from './dom';
 
 /**
  * The "Context" section of the side panel: a hint, or the pill of the one
@@ -17,13 +18,13 @@ export class ContextView extends Widget {
     super();
     this._model = model;
     this.addClass('jp-Copilot-Context');
-    const title = Private.el('h3', 'jp-Copilot-SectionTitle', 'Context');
-    this._hint = Private.el('p', 'jp-Copilot-Hint', '');
-    this._pill = Private.el('div', 'jp-Copilot-Pill');
-    this._label = Private.el('span', 'jp-Copilot-PillLabel');
-    this._meta = Private.el('span', 'jp-Copilot-PillMeta');
-    this._message = Private.el('span', 'jp-Copilot-PillMessage');
-    this._toggle = Private.el('button', 'jp-Copilot-AttachToggle') as HTMLButtonElement;
+    const title = element('h3', 'jp-Copilot-SectionTitle', 'Context');
+    this._hint = element('p', 'jp-Copilot-Hint', '');
+    this._pill = element('div', 'jp-Copilot-Pill');
+    this._label = element('span', 'jp-Copilot-PillLabel');
+    this._meta = element('span', 'jp-Copilot-PillMeta');
+    this._message = element('span', 'jp-Copilot-PillMessage');
+    this._toggle = element('button', 'jp-Copilot-AttachToggle') as HTMLButtonElement;
     this._toggle.type = 'button';
     this._toggle.addEventListener('click', this._onToggle);
     this._pill.append(this._label, this._meta, this._message, this._toggle);
@@ -94,18 +95,6 @@ export class ContextView extends Widget {
 }
 
 namespace Private {
-  /**
-   * Create an element with a class and text.
-   */
-  export function el(tag: string, className: string, text?: string): HTMLElement {
-    const node = document.createElement(tag);
-    node.className = className;
-    if (text !== undefined) {
-      node.textContent = text;
-    }
-    return node;
-  }
-
   /**
    * The hint shown when there is no single selected cell.
    */

@@ -8,6 +8,8 @@ import { jupyterTheme } from '@jupyterlab/codemirror';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
+import { element } from '../dom';
+
 /**
  * The review of one proposed whole-cell edit, shown inside the cell below
  * its input: a label, a read-only unified diff of the current source
@@ -34,8 +36,8 @@ export class ReviewView extends Widget {
     node.addEventListener('mousedown', Private.stop);
     node.addEventListener('dblclick', Private.stop);
 
-    const bar = Private.el('div', 'jp-Copilot-ReviewBar');
-    const label = Private.el('span', 'jp-Copilot-ReviewLabel', 'Proposed by a Copilot tool');
+    const bar = element('div', 'jp-Copilot-ReviewBar');
+    const label = element('span', 'jp-Copilot-ReviewLabel', 'Proposed by a Copilot tool');
     this._keep = Private.button('jp-Copilot-ReviewKeep jp-mod-accept', 'Keep');
     this._keep.title = 'Replace the cell source with the proposal';
     this._undo = Private.button('jp-Copilot-ReviewUndo jp-mod-reject', 'Undo');
@@ -44,9 +46,9 @@ export class ReviewView extends Widget {
     this._undo.addEventListener('click', this._onUndo);
     bar.append(label, this._keep, this._undo);
 
-    this._diff = Private.el('div', 'jp-Copilot-ReviewDiff');
+    this._diff = element('div', 'jp-Copilot-ReviewDiff');
     this._diff.setAttribute('aria-label', 'Differences, read-only');
-    this._message = Private.el('div', 'jp-Copilot-ReviewMessage');
+    this._message = element('div', 'jp-Copilot-ReviewMessage');
     this._message.setAttribute('role', 'status');
     this._message.setAttribute('aria-live', 'polite');
     node.append(bar, this._diff, this._message);
@@ -195,22 +197,10 @@ export namespace ReviewView {
 
 namespace Private {
   /**
-   * Create an element with a class and optional text.
-   */
-  export function el(tag: string, className: string, text?: string): HTMLElement {
-    const node = document.createElement(tag);
-    node.className = className;
-    if (text !== undefined) {
-      node.textContent = text;
-    }
-    return node;
-  }
-
-  /**
    * Create a styled `<button>` of type button.
    */
   export function button(className: string, text: string): HTMLButtonElement {
-    const node = el('button', `jp-mod-styled ${className}`, text) as HTMLButtonElement;
+    const node = element('button', `jp-mod-styled ${className}`, text) as HTMLButtonElement;
     node.type = 'button';
     return node;
   }
