@@ -25,9 +25,18 @@ ABORT = "jupyter_copilot.notebook.edit-cell.abort"
 
 @dataclass(frozen=True)
 class Caller:
-    """What the server's authorizer lets the caller do, asked only when needed."""
+    """What the server's authorizer lets the caller do, asked only when needed.
+
+    REST callers use the defaults: the person's own page calls, and the review is the
+    person's decision. MCP callers carry their approval mode (CONTRACT.md section 8):
+    ``plan`` refuses edits, and with ``approve`` set every edit waits for it to return
+    (it raises :class:`Refusal` to end the call) before anything reaches the page.
+    """
 
     may_write: Callable[[], Awaitable[bool]]
+    mode: str = "autopilot"
+    #: ``approve(page, path, data, abort)``: show an approval card and wait for the decision.
+    approve: Callable[[Any, str, dict[str, Any], Any], Awaitable[None]] | None = None
 
 
 @dataclass(frozen=True)

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from jupyter_core.paths import jupyter_path
 from jupyter_core.utils import ensure_async
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.services.contents.filemanager import (
     AsyncFileContentsManager,
     FileContentsManager,
 )
-from traitlets import Bool, Float, Int, default
+from traitlets import Bool, Enum, Float, Int, List, Unicode, default
 
 from ._version import __version__
 from .actions import ActionRunner
+from .approvals import Approvals
 from .bridge import PageSession
 from .collaboration import live_cell_data
 from .dispatcher import Dispatcher
@@ -22,8 +24,12 @@ from .edit_tool import NO_LIVE_DOCUMENT, EditHost, EditTool
 from .edits import ServedCells
 from .handlers import handler_routes
 from .killswitch import KillSwitch, KillSwitchState, config_directories, config_engaged
+from .mcp.endpoint import McpEndpoint
+from .mcp.grants import APPROVAL_MODES, CONTEXT_REFS, EXTERNAL_AGENT, McpCaller
+from .mcp.tools import CopilotTools, ToolsHost
 from .registry import CopilotRegistry, load_registry
 from .sessions import TOOL, Registrations, hook_kernel_manager, hook_session_manager
+from .skills import SkillLibrary, skill_roots
 from .telemetry import Telemetry
 
 #: ``get`` of the contents managers whose ``writable`` is exactly ``is_writable(path)``.
@@ -93,6 +99,53 @@ class CopilotApp(ExtensionApp):
         """,
     )
 
+    external_context_refs = List(
+        Enum(CONTEXT_REFS),
+        default_value=["selected_cell"],
+        config=True,
+        help="""What outside MCP clients may read, as context references.
+
+        Outside clients are MCP clients that authenticate with the person's Jupyter token
+        (Claude Code, Codex, Cursor, VS Code, ...). `selected_cell`: the one cell the person
+        has selected; `active_notebook`: every cell of the active notebook, in pages;
+        `cell_outputs`: cell outputs (rich outputs summarised as type and size). A read
+        without its reference ends with `blocked`. Checked on every call.
+        """,
+    )
+
+    external_approval_mode = Enum(
+        APPROVAL_MODES,
+        default_value="interactive",
+        config=True,
+        help="""How edits proposed by outside MCP clients are approved.
+
+        `plan`: read-only, every edit ends with `plan-mode`. `interactive`: every edit first
+        shows an approval card (Allow once / Deny) in the Copilot side panel of the page that
+        holds the notebook. `autopilot`: no card. In every mode the change itself still
+        opens a diff review in the cell that the person keeps or undoes.
+        """,
+    )
+
+    approval_timeout_seconds = Float(
+        300.0,
+        min=1.0,
+        config=True,
+        help="""Seconds an approval card waits for the person before the call is denied.""",
+    )
+
+    skills_paths = List(
+        Unicode(),
+        config=True,
+        help="""Extra skill directories, each holding `<skill-id>/SKILL.md` folders.
+
+        Skills are read at start from, in this order: the skills shipped with
+        jupyter-copilot; `copilot/skills` in each Jupyter data directory (`jupyter --paths`),
+        system directories first and the user's own last; then these paths in the order
+        given. A later directory replaces an earlier skill of the same id. A malformed
+        SKILL.md is skipped with a warning.
+        """,
+    )
+
     @default("config_file_name")
     def _config_file_name_default(self) -> str:
         # The default would be jupyter_jupyter_copilot_config.
@@ -132,6 +185,26 @@ class CopilotApp(ExtensionApp):
                 served_type=self.served_cells.type_of,
                 settings=self._action_settings,
             ),
+        )
+        self.approvals = Approvals(self.telemetry, lambda: self.approval_timeout_seconds)
+        self.skills = SkillLibrary.load(skill_roots(jupyter_path(), self.skills_paths), self.log)
+        self.mcp_tools = CopilotTools(
+            self.registry.tool(TOOL),
+            self.dispatcher,
+            self.runner,
+            self.edit_tool,
+            self.approvals,
+            ToolsHost(
+                enabled=lambda: self.enabled,
+                tools_engaged=lambda: self.kill_switch_state().engaged,
+                artifact_id=self._artifact_id,
+                settings=self._action_settings,
+                remember_served=self._remember_served,
+                skills=lambda: self.skills,
+            ),
+        )
+        self.mcp = McpEndpoint(
+            self.mcp_tools, self.skills.summary, __version__, self.telemetry, self.log
         )
         self.kill_switch = KillSwitch(
             config_engaged=config_engaged(self),
@@ -185,6 +258,19 @@ class CopilotApp(ExtensionApp):
             "rtc": self._rtc_enabled(),
         }
 
+    def external_caller(
+        self, principal: str, may_write: Callable[[], Awaitable[bool]]
+    ) -> McpCaller:
+        """An outside MCP client's caller, with the grants configured now."""
+        return McpCaller(
+            kind="external",
+            principal=principal,
+            agent=EXTERNAL_AGENT,
+            context_refs=frozenset(self.external_context_refs),
+            approval_mode=self.external_approval_mode,
+            may_write=may_write,
+        )
+
     def new_page_session(self, send: Callable[[dict[str, Any]], None]) -> PageSession:
         """A session for a page that just connected."""
         return PageSession(
@@ -201,9 +287,12 @@ class CopilotApp(ExtensionApp):
         session.close()
         self.dispatcher.detach(session)
         self.edit_tool.page_closed(session)
+        self.approvals.page_closed(session)
 
     async def stop_extension(self) -> None:
-        """Stop watching the config files."""
+        """Deny waiting approvals, end MCP sessions and stop watching the config files."""
+        self.approvals.stop()
+        await self.mcp.stop()
         self.kill_switch.stop()
 
     # -- internals ---------------------------------------------------------------------------

@@ -127,11 +127,48 @@ class EditTool:
         resumed = time.perf_counter()
         data = body.data
         settings = self.host.settings()
-        # 1. Switches.
+        page, path, expected_type = await self._server_checks(call, caller, body, settings)
+        if caller.approve is not None:
+            call.check_ms += (time.perf_counter() - resumed) * 1000.0
+            await caller.approve(page, path, data, call.abort_requested)
+            # The person may have taken minutes: everything is checked again.
+            resumed = time.perf_counter()
+            page, path, expected_type = await self._server_checks(call, caller, body, settings)
+        call.check_ms += (time.perf_counter() - resumed) * 1000.0
+        call.page = page
+        await self._open_review(call, page, path, expected_type, data, settings)
+        call.review_open = True
+        call.opened_at = time.monotonic()
+        self.telemetry.edit_review_opened(
+            call_ref=call.ref,
+            page_ref=page.ref,
+            latency_ms=_ms_since(started),
+            check_ms=call.check_ms,
+            new_source_bytes=len(data["newSource"].encode("utf-8")),
+        )
+        return {
+            "success": True,
+            "artifactId": data["artifactId"],
+            "cellId": data["cellId"],
+            "operation": "whole-cell-diff",
+            "diffReviewOpened": True,
+            "sourceHashAfter": source_hash(data["newSource"]),
+        }
+
+    async def _server_checks(
+        self, call: EditCall, caller: Caller, body: ActionBody, settings: dict[str, Any]
+    ) -> tuple[PageSession, str, str | None]:
+        """Steps 1 to 7 of CONTRACT.md section 5 that the server can decide on its own."""
+        data = body.data
+        # 1. Switches, then the caller's mode.
         if self.host.tools_engaged():
             raise Refusal("kill-switch", "Copilot edits are turned off by the administrator.")
         if not self.host.enabled():
             raise Refusal("feature-disabled", "Copilot is turned off on this server.")
+        if caller.mode == "plan":
+            raise Refusal(
+                "plan-mode", "This conversation is in plan mode: it may read, not propose edits."
+            )
         # 2. The page and its view.
         page = self.dispatcher.resolve(body.page_id)
         active = (page.state or {}).get("activeNotebook")
@@ -161,26 +198,7 @@ class EditTool:
             check_live_cell(live, expected_type, data["expectedSourceHash"])
         if call.abort_requested.is_set():
             raise Refusal("aborted", "The call was aborted.")
-        call.check_ms += (time.perf_counter() - resumed) * 1000.0
-        call.page = page
-        await self._open_review(call, page, path, expected_type, data, settings)
-        call.review_open = True
-        call.opened_at = time.monotonic()
-        self.telemetry.edit_review_opened(
-            call_ref=call.ref,
-            page_ref=page.ref,
-            latency_ms=_ms_since(started),
-            check_ms=call.check_ms,
-            new_source_bytes=len(data["newSource"].encode("utf-8")),
-        )
-        return {
-            "success": True,
-            "artifactId": data["artifactId"],
-            "cellId": data["cellId"],
-            "operation": "whole-cell-diff",
-            "diffReviewOpened": True,
-            "sourceHashAfter": source_hash(data["newSource"]),
-        }
+        return page, path, expected_type
 
     async def _open_review(
         self,

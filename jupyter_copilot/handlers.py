@@ -13,6 +13,8 @@ from tornado import web, websocket
 
 from .actions import ABORT, GET_CONTEXT, INVOKE, Caller, parse_body
 from .bridge import PageSession
+from .mcp.grants import principal_of
+from .mcp.transport import AsgiExchange
 from .refusals import Refusal
 
 if TYPE_CHECKING:
@@ -34,6 +36,14 @@ class CopilotAPIHandler(APIHandler):
         """Finish the request with the refusal's status and body."""
         self.set_status(refusal.status)
         self.finish(json.dumps(refusal.to_json()))
+
+    async def _may_write(self) -> bool:
+        """Whether the server's authorizer lets this user write notebooks."""
+        return bool(
+            await ensure_async(
+                self.authorizer.is_authorized(self, self.current_user, "write", "contents")
+            )
+        )
 
 
 class StatusHandler(CopilotAPIHandler):
@@ -97,12 +107,84 @@ class ActionHandler(CopilotAPIHandler):
             return await self.copilot.runner.get_context(Caller(may_write=self._may_write), body)
         raise Refusal("unknown-action", "This action is not available in this version.")
 
-    async def _may_write(self) -> bool:
-        return bool(
-            await ensure_async(
-                self.authorizer.is_authorized(self, self.current_user, "write", "contents")
+
+class ApprovalHandler(CopilotAPIHandler):
+    """``POST copilot/api/approvals/<requestId>``: the person allows or denies a tool call."""
+
+    @web.authenticated
+    @authorized("execute")
+    def post(self, request_id: str) -> None:
+        """Decide one waiting approval request; only the call's owner may."""
+        try:
+            body = json.loads(self.request.body or b"{}")
+        except ValueError:
+            body = None
+        decision = body.get("decision") if isinstance(body, dict) else None
+        if decision not in ("allow", "deny") or set(body) != {"decision"}:
+            self.refuse(
+                Refusal("invalid-input", 'The body must be {"decision": "allow" | "deny"}.')
             )
+            return
+        principal = principal_of(self.identity_provider, self.current_user)
+        try:
+            outcome = self.copilot.approvals.decide(request_id, principal, decision == "allow")
+        except Refusal as refusal:
+            self.refuse(refusal)
+            return
+        self.finish(json.dumps({"requestId": request_id, "outcome": outcome}))
+
+
+class McpHandler(CopilotAPIHandler):
+    """``copilot/mcp``: the MCP endpoint (streamable HTTP) behind Jupyter's authentication.
+
+    Jupyter authenticates and authorizes the request; the MCP SDK serves it. Outside MCP
+    clients authenticate with the person's Jupyter token.
+    """
+
+    def initialize(self, app: CopilotApp) -> None:  # type: ignore[override]
+        """Receive the extension app that owns the endpoint."""
+        super().initialize(app)
+        self._exchange: AsgiExchange | None = None
+
+    def compute_etag(self) -> None:
+        """Streamed answers have no ETag (tornado would otherwise hash the body)."""
+        return None
+
+    def on_connection_close(self) -> None:
+        """Tell the SDK that the client went away."""
+        if self._exchange is not None:
+            self._exchange.client_gone()
+
+    @web.authenticated
+    @authorized("execute")
+    async def get(self) -> None:
+        """Open the server-to-client event stream of a session."""
+        await self._serve()
+
+    @web.authenticated
+    @authorized("execute")
+    async def post(self) -> None:
+        """One JSON-RPC message from the client."""
+        await self._serve()
+
+    @web.authenticated
+    @authorized("execute")
+    async def delete(self) -> None:
+        """End a session."""
+        await self._serve()
+
+    async def _serve(self) -> None:
+        if not self.copilot.enabled:
+            self.refuse(Refusal("feature-disabled", "Copilot is turned off on this server."))
+            return
+        caller = self.copilot.external_caller(
+            principal_of(self.identity_provider, self.current_user), self._may_write
         )
+        self._exchange = AsgiExchange(self)
+        try:
+            await self.copilot.mcp.serve(caller, self._exchange)
+        except Refusal as refusal:
+            self.refuse(refusal)
 
 
 class BridgeHandler(WebSocketMixin, websocket.WebSocketHandler, JupyterHandler):  # type: ignore[misc]
@@ -161,4 +243,6 @@ def handler_routes(app: CopilotApp) -> list[tuple[str, type, dict[str, Any]]]:
         (r"/copilot/api/tools", ToolsHandler, kwargs),
         (r"/copilot/api/actions/(?P<action>[^/]+)", ActionHandler, kwargs),
         (r"/copilot/api/bridge", BridgeHandler, kwargs),
+        (r"/copilot/api/approvals/(?P<request_id>[^/]+)", ApprovalHandler, kwargs),
+        (r"/copilot/mcp", McpHandler, kwargs),
     ]

@@ -18,6 +18,9 @@ EDIT_REFUSED = SCHEMA_BASE + "edit/refused/v1"
 EDIT_REVIEW_OPENED = SCHEMA_BASE + "edit/review-opened/v1"
 EDIT_DECISION = SCHEMA_BASE + "edit/decision/v1"
 EDIT_ABORTED = SCHEMA_BASE + "edit/aborted/v1"
+APPROVAL_REQUESTED = SCHEMA_BASE + "approval/requested/v1"
+APPROVAL_ENDED = SCHEMA_BASE + "approval/ended/v1"
+MCP_TOOL_CALL = SCHEMA_BASE + "mcp/tool-call/v1"
 
 
 class Telemetry:
@@ -111,4 +114,39 @@ class Telemetry:
         self._emit(
             EDIT_ABORTED,
             {"callRef": call_ref, "reviewWasOpen": review_was_open, "withdrawn": withdrawn},
+        )
+
+    def approval_requested(
+        self, *, request_ref: str, tool: str, caller_kind: str, page_ref: str
+    ) -> None:
+        """An approval card was sent to a page."""
+        self._emit(
+            APPROVAL_REQUESTED,
+            {
+                "requestRef": request_ref,
+                "toolName": tool,
+                "callerKind": caller_kind,
+                "pageRef": page_ref,
+            },
+        )
+
+    def approval_ended(self, *, request_ref: str, outcome: str, wait_ms: float) -> None:
+        """An approval request ended."""
+        self._emit(
+            APPROVAL_ENDED, {"requestRef": request_ref, "outcome": outcome, "waitMs": wait_ms}
+        )
+
+    def mcp_tool_call(
+        self, *, tool: str | None, caller_kind: str, outcome: str, latency_ms: float, size: int
+    ) -> None:
+        """An MCP tool call ended, with a result or a refusal code."""
+        self._emit(
+            MCP_TOOL_CALL,
+            {
+                "toolName": tool,
+                "callerKind": caller_kind,
+                "outcome": outcome,
+                "latencyMs": round(latency_ms, 3),
+                "bytes": size,
+            },
         )

@@ -8,7 +8,9 @@ import logging
 from typing import Any
 
 from jupyter_copilot.context import source_hash
+from jupyter_copilot.mcp.tools import READ_CELLS
 from tests.conftest import make_notebook
+from tests.mcpclient import mcp_client, mcp_url, read_cells_answer, structured
 from tests.pages import ScriptedPage, context_answer, notebook_state
 from tests.server import ABORT, INVOKE, call_action, start_session
 
@@ -117,4 +119,105 @@ async def test_no_content_in_events_or_logs(
     assert refused == ["artifact-mismatch", "invalid-input", "stale-source"]
     loud = [r for r in caplog.records if r.levelno >= logging.INFO]
     assert loud, "the server logged nothing at INFO: the check would prove nothing"
+    assert not [r.getMessage() for r in loud if CANARY in r.getMessage()]
+
+
+async def test_no_content_in_mcp_events_or_logs(
+    jp_fetch,
+    jp_ws_fetch,
+    jp_root_dir,
+    copilot,
+    caplog,
+    http_server_client,
+    jp_http_port,
+    jp_base_url,
+    jp_auth_header,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    events: list[dict[str, Any]] = []
+    subscription = await jp_ws_fetch("api", "events", "subscribe")
+    reader = asyncio.ensure_future(read_events(subscription, events))
+    make_notebook(jp_root_dir, NOTEBOOK, [OLD])
+    await start_session(jp_fetch, NOTEBOOK)
+    artifact_id = copilot._artifact_id(NOTEBOOK)
+    cell_id = f"cell-{CANARY}"
+    page = await ScriptedPage.connect(jp_ws_fetch, f"page-{CANARY}", url=f"lab/tree/{NOTEBOOK}")
+    cells = [
+        {
+            "cellId": cell_id,
+            "cellType": "code",
+            "source": OLD,
+            "outputs": [{"outputType": "stream", "name": "stdout", "text": CANARY}],
+        }
+    ]
+
+    def respond(request: dict[str, Any]) -> dict[str, Any] | None:
+        if request["action"] == INVOKE:
+            return {"diffReviewOpened": True}
+        if request["action"] == READ_CELLS:
+            return read_cells_answer(cells, request, NOTEBOOK)
+        return context_answer(NOTEBOOK, OLD, selected=[cell_id])
+
+    page.respond = respond
+    await page.send_state(notebook_state(NOTEBOOK, selected=[cell_id]))
+    copilot.external_context_refs = ["selected_cell", "active_notebook", "cell_outputs"]
+    edit = {
+        "artifactId": artifact_id,
+        "cellId": cell_id,
+        "expectedSourceHash": source_hash(OLD),
+        "newSource": NEW,
+    }
+    url = mcp_url(jp_http_port, jp_base_url)
+    async with mcp_client(url, jp_auth_header) as client:
+        assert CANARY in json.dumps(
+            structured(await client.call_tool("notebook_read_selected_cell", {}))
+        )
+        await client.call_tool("notebook_read_cells", {"includeOutputs": True})
+        await client.call_tool("context_snapshot", {})
+        await client.call_tool("skill_read", {"skillId": CANARY[:60]})
+        await client.call_tool(f"tool_{CANARY}", {"x": CANARY})
+        for decision in ("allow", "deny"):
+            call = asyncio.ensure_future(client.call_tool("notebook_edit_cell", edit))
+            while (card := await page.next_message())["type"] != "approval":
+                pass
+            request_id = card["request"]["requestId"]
+            await jp_fetch(
+                "copilot",
+                "api",
+                "approvals",
+                request_id,
+                method="POST",
+                body=json.dumps({"decision": decision}),
+            )
+            await asyncio.wait_for(call, 10)
+    page.close()
+
+    expected = {"mcp/tool-call/v1", "approval/requested/v1", "approval/ended/v1"}
+    prefix = "https://events.jupyter.org/jupyter_copilot/"
+    for _ in range(100):
+        seen = {e.get("schema_id", "").removeprefix(prefix) for e in events}
+        if expected <= seen:
+            break
+        await asyncio.sleep(0.05)
+    assert expected <= seen, seen
+    reader.cancel()
+    subscription.close()
+    ours = [e for e in events if e.get("schema_id", "").startswith(prefix)]
+    text = json.dumps(ours)
+    assert CANARY not in text
+    assert artifact_id not in text
+    calls = [e for e in ours if e["schema_id"].endswith("mcp/tool-call/v1")]
+    assert [e["outcome"] for e in calls] == [
+        "ok",
+        "ok",
+        "ok",
+        "unknown-skill",
+        "unknown-action",
+        "ok",
+        "denied",
+    ]
+    assert calls[4]["toolName"] is None
+    ended = [e["outcome"] for e in ours if e["schema_id"].endswith("approval/ended/v1")]
+    assert ended == ["allowed", "denied"]
+    loud = [r for r in caplog.records if r.levelno >= logging.INFO]
     assert not [r.getMessage() for r in loud if CANARY in r.getMessage()]

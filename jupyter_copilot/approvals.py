@@ -1,0 +1,161 @@
+"""Approval cards: a person allows or denies a tool call before it proposes anything.
+
+In ``interactive`` mode (CONTRACT.md section 8) an edit call waits here: the card goes to
+the JupyterLab page that holds the notebook, and only the call's owner may decide. Deny,
+dismissal (the page closes), a timeout and a server stop all end the call with ``denied``.
+Nothing is remembered after the decision: every call asks again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .bridge import PageSession
+from .refusals import Refusal
+from .telemetry import Telemetry
+
+ALLOWED = "allowed"
+DENIED = "denied"
+TIMEOUT = "timeout"
+DISMISSED = "dismissed"
+STOPPED = "stopped"
+ABORTED = "aborted"
+
+_WHY_DENIED = {
+    DENIED: "The person denied this tool call.",
+    TIMEOUT: "Nobody answered the approval request in time.",
+    DISMISSED: "The approval request was dismissed: the JupyterLab page closed.",
+    STOPPED: "The Jupyter server stopped before the call was approved.",
+}
+
+
+@dataclass
+class _Pending:
+    request: dict[str, Any]
+    owner: str
+    page: PageSession
+    ref: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    outcome: asyncio.Future[str] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+
+class Approvals:
+    """Approval requests waiting for a person, by ``requestId``."""
+
+    def __init__(self, telemetry: Telemetry, timeout_seconds: Callable[[], float]) -> None:
+        self.telemetry = telemetry
+        self._timeout = timeout_seconds
+        self._pending: dict[str, _Pending] = {}
+
+    async def ask(
+        self,
+        *,
+        owner: str,
+        page: PageSession,
+        path: str,
+        tool: str,
+        description: str,
+        details: dict[str, Any],
+        caller_kind: str,
+        abort: asyncio.Event | None = None,
+    ) -> None:
+        """Show a card on ``page`` and wait for the decision.
+
+        Returns when the call is allowed. Raises :class:`Refusal` ``denied`` for every other
+        ending, and ``aborted`` when ``abort`` is set while waiting. ``path`` goes to the
+        page only, so that the person sees which notebook; it never reaches an event.
+        """
+        request_id = uuid.uuid4().hex
+        request: dict[str, Any] = {
+            "requestId": request_id,
+            "toolName": tool,
+            "kind": "edit",
+            "description": description,
+            "details": details,
+        }
+        pending = _Pending(request, owner, page)
+        self._pending[request_id] = pending
+        timeout = self._timeout()
+        started = time.monotonic()
+        self.telemetry.approval_requested(
+            request_ref=pending.ref, tool=tool, caller_kind=caller_kind, page_ref=page.ref
+        )
+        page.send(
+            {
+                "type": "approval",
+                "request": request,
+                "path": path,
+                "expiresInMs": int(timeout * 1000),
+            }
+        )
+        # A cancelled wait (the client gave up) ends as an abort; the card goes either way.
+        outcome = ABORTED
+        try:
+            outcome = await self._wait(pending, timeout, abort)
+        finally:
+            del self._pending[request_id]
+            page.send({"type": "approval-ended", "requestId": request_id, "outcome": outcome})
+            self.telemetry.approval_ended(
+                request_ref=pending.ref,
+                outcome=outcome,
+                wait_ms=round((time.monotonic() - started) * 1000.0, 3),
+            )
+        if outcome == ALLOWED:
+            return
+        if outcome == ABORTED:
+            raise Refusal("aborted", "The call was aborted while it waited for approval.")
+        raise Refusal("denied", _WHY_DENIED[outcome])
+
+    async def _wait(self, pending: _Pending, timeout: float, abort: asyncio.Event | None) -> str:
+        waiters: list[asyncio.Future[Any]] = [pending.outcome]
+        aborted = asyncio.ensure_future(abort.wait()) if abort is not None else None
+        if aborted is not None:
+            waiters.append(aborted)
+        try:
+            await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if aborted is not None:
+                aborted.cancel()
+        if pending.outcome.done():
+            return pending.outcome.result()
+        pending.outcome.cancel()
+        return ABORTED if abort is not None and abort.is_set() else TIMEOUT
+
+    def decide(self, request_id: str, principal: str, allow: bool) -> str:
+        """Record the person's decision; returns ``allowed`` or ``denied``.
+
+        Raises ``denied`` when ``principal`` does not own the call and ``aborted`` when
+        there is no such request waiting (unknown, or already ended).
+        """
+        pending = self._pending.get(request_id)
+        if pending is None or pending.outcome.done():
+            raise Refusal("aborted", "This approval request has already ended.")
+        if principal != pending.owner:
+            raise Refusal("denied", "Only the person who owns this call may decide on it.")
+        outcome = ALLOWED if allow else DENIED
+        pending.outcome.set_result(outcome)
+        return outcome
+
+    def page_closed(self, page: PageSession) -> None:
+        """The page that showed cards went away: its cards are dismissed."""
+        self._end_all(DISMISSED, lambda pending: pending.page is page)
+
+    def stop(self) -> None:
+        """The server is stopping: every waiting call is denied."""
+        self._end_all(STOPPED, lambda pending: True)
+
+    def _end_all(self, outcome: str, which: Callable[[_Pending], bool]) -> None:
+        for pending in list(self._pending.values()):
+            if which(pending) and not pending.outcome.done():
+                pending.outcome.set_result(outcome)
+
+    @property
+    def waiting(self) -> int:
+        """How many approval requests are waiting."""
+        return len(self._pending)

@@ -1,0 +1,1 @@
+"""The MCP endpoint: tools for agents, grants, paging and the HTTP transport."""

@@ -1,0 +1,89 @@
+"""Who calls a tool, and what that caller may read (CONTRACT.md section 8).
+
+A caller is built afresh for every HTTP request from the server's own records (the
+configuration for outside clients, the conversation for side-panel agents); nothing a client
+claims about itself widens what it may read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_server.auth.identity import IdentityProvider, PasswordIdentityProvider
+
+from ..refusals import Refusal
+
+SELECTED_CELL = "selected_cell"
+ACTIVE_NOTEBOOK = "active_notebook"
+CELL_OUTPUTS = "cell_outputs"
+#: Every context reference, in the order they are documented.
+CONTEXT_REFS = (SELECTED_CELL, ACTIVE_NOTEBOOK, CELL_OUTPUTS)
+
+PLAN = "plan"
+INTERACTIVE = "interactive"
+AUTOPILOT = "autopilot"
+APPROVAL_MODES = (PLAN, INTERACTIVE, AUTOPILOT)
+
+#: The agent id of MCP clients that are not side-panel conversations.
+EXTERNAL_AGENT = "external"
+
+#: Identity providers of a single-user server: whoever gets past them is the server's owner.
+#: They give a token-authenticated request a new anonymous name each time, so names cannot
+#: tell one person from another there.
+_SINGLE_USER_PROVIDERS = (IdentityProvider, PasswordIdentityProvider)
+
+_WHAT_REFS_ALLOW = {
+    SELECTED_CELL: "the selected cell",
+    ACTIVE_NOTEBOOK: "the whole active notebook",
+    CELL_OUTPUTS: "cell outputs",
+}
+
+
+@dataclass(frozen=True)
+class McpCaller:
+    """One tool caller, as the server sees it for one request."""
+
+    #: ``external`` (an outside MCP client) or ``conversation``.
+    kind: str
+    #: Who owns the caller's calls: only this principal may approve them.
+    principal: str
+    #: The agent id that skills are filtered by.
+    agent: str
+    context_refs: frozenset[str]
+    approval_mode: str
+    #: The server's authorizer: may this caller's user write notebooks?
+    may_write: Callable[[], Awaitable[bool]]
+
+    @property
+    def session_key(self) -> str:
+        """What an MCP session is bound to: a session opened by one caller serves no other."""
+        return f"{self.kind}:{self.principal}"
+
+    def require(self, ref: str) -> None:
+        """Refuse with ``blocked`` unless the caller was granted ``ref``."""
+        if ref not in self.context_refs:
+            raise Refusal(
+                "blocked",
+                f"Reading {_WHAT_REFS_ALLOW[ref]} was not allowed for this caller "
+                f"(context reference '{ref}' not granted).",
+            )
+
+    def grants_json(self) -> dict[str, Any]:
+        """The caller's grants as tools report them."""
+        return {
+            "contextRefs": [ref for ref in CONTEXT_REFS if ref in self.context_refs],
+            "approvalMode": self.approval_mode,
+        }
+
+
+def principal_of(identity_provider: Any, user: Any) -> str:
+    """The principal a request acts for, for deciding who may approve a call.
+
+    On a single-user server every authenticated request is the owner's. With any other
+    identity provider (JupyterHub, a custom one) users are told apart by name.
+    """
+    if type(identity_provider) in _SINGLE_USER_PROVIDERS:
+        return "owner"
+    return f"user:{getattr(user, 'username', '')}"
