@@ -11,6 +11,7 @@ export namespace Actions {
   export const getContext = 'jupyter_copilot.notebook.get-context';
   export const editCellInvoke = 'jupyter_copilot.notebook.edit-cell.invoke';
   export const editCellAbort = 'jupyter_copilot.notebook.edit-cell.abort';
+  export const readCells = 'jupyter_copilot.notebook.read-cells';
 }
 
 /**
@@ -197,6 +198,56 @@ export async function postAction<T = unknown>(
   const reply = await Private.readJSON(response);
   if (Private.isOutcome(reply)) {
     return reply as ActionOutcome<T>;
+  }
+  throw new ServerConnection.ResponseError(response);
+}
+
+/**
+ * The person's decision on an approval request.
+ */
+export type ApprovalDecision = 'allow' | 'deny';
+
+/**
+ * The reply to a decision the server accepted.
+ */
+export interface IApprovalDecided {
+  requestId: string;
+  outcome: 'allowed' | 'denied';
+}
+
+/**
+ * Decide an approval request: `POST copilot/api/approvals/<requestId>`.
+ *
+ * A refusal (`denied` when another user decides, `aborted` when the request
+ * is unknown or already ended, `invalid-input`) is returned, not thrown.
+ *
+ * @param requestId - The request, as the `approval` message gave it.
+ * @param decision - Allow once, or deny.
+ * @param settings - The server settings; the defaults when omitted.
+ * @throws ServerConnection.NetworkError when the server cannot be reached,
+ *   and ServerConnection.ResponseError for a reply that is neither.
+ */
+export async function postApprovalDecision(
+  requestId: string,
+  decision: ApprovalDecision,
+  settings?: ServerConnection.ISettings
+): Promise<ActionOutcome<IApprovalDecided>> {
+  const s = settings ?? ServerConnection.makeSettings();
+  const url = URLExt.join(s.baseUrl, 'copilot/api/approvals', encodeURIComponent(requestId));
+  const response = await ServerConnection.makeRequest(
+    url,
+    { method: 'POST', body: JSON.stringify({ decision }) },
+    s
+  );
+  const reply = (await Private.readJSON(response)) as
+    | { outcome?: unknown; error?: { code?: unknown; message?: unknown } }
+    | null;
+  if (response.ok && typeof reply?.outcome === 'string') {
+    return { result: reply as IApprovalDecided };
+  }
+  const error = reply?.error;
+  if (!response.ok && typeof error?.code === 'string') {
+    return { error: { code: error.code, message: String(error.message ?? '') } };
   }
   throw new ServerConnection.ResponseError(response);
 }

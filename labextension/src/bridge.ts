@@ -7,7 +7,17 @@ import { UUID } from '@lumino/coreutils';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { ActionError, failure, parseMessage, PROTOCOL } from './protocol';
+import {
+  ActionError,
+  failure,
+  IApproval as Approval,
+  IApprovalEnded as ApprovalEnded,
+  IApprovalRequest as ApprovalRequest,
+  parseApprovalEnded,
+  parseApprovalRequest,
+  parseMessage,
+  PROTOCOL
+} from './protocol';
 import { IKeepVerdict as KeepVerdict, KeepWaiters, TIMED_OUT } from './keeps';
 import { IBridgeSocket, WorkerSocket } from './socketworker';
 
@@ -77,6 +87,22 @@ export class Bridge implements IDisposable {
    */
   get toolsEnabledChanged(): ISignal<this, boolean> {
     return this._toolsEnabledChanged;
+  }
+
+  /**
+   * Emitted with each `approval`: a tool call waits for the person's
+   * decision. A request the server sends again (after a reconnection) is
+   * emitted again with the same request id.
+   */
+  get approvalRequested(): ISignal<this, Bridge.IApprovalRequest> {
+    return this._approvalRequested;
+  }
+
+  /**
+   * Emitted with each `approval-ended`: the request is decided or gone.
+   */
+  get approvalEnded(): ISignal<this, Bridge.IApprovalEnded> {
+    return this._approvalEnded;
   }
 
   /**
@@ -261,6 +287,20 @@ export class Bridge implements IDisposable {
       case 'keep-verdict':
         this._keeps.settle(msg);
         break;
+      case 'approval': {
+        const approval = parseApprovalRequest(msg);
+        if (approval) {
+          this._approvalRequested.emit(approval);
+        }
+        break;
+      }
+      case 'approval-ended': {
+        const ended = parseApprovalEnded(msg);
+        if (ended) {
+          this._approvalEnded.emit(ended);
+        }
+        break;
+      }
       case 'request':
         await this._onRequest(msg);
         break;
@@ -305,6 +345,8 @@ export class Bridge implements IDisposable {
   private _opened = new Signal<this, void>(this);
   private _welcomed = new Signal<this, Bridge.IWelcome>(this);
   private _toolsEnabledChanged = new Signal<this, boolean>(this);
+  private _approvalRequested = new Signal<this, Bridge.IApprovalRequest>(this);
+  private _approvalEnded = new Signal<this, Bridge.IApprovalEnded>(this);
 }
 
 /**
@@ -338,6 +380,22 @@ export namespace Bridge {
    * The server's answer to `keep`.
    */
   export type IKeepVerdict = KeepVerdict;
+
+  /**
+   * An approval request: tool, kind, description and metadata details.
+   */
+  export type IApproval = Approval;
+
+  /**
+   * The server's `approval` message: the request, the notebook's path for
+   * the person, and how long the server waits.
+   */
+  export type IApprovalRequest = ApprovalRequest;
+
+  /**
+   * The server's `approval-ended` message.
+   */
+  export type IApprovalEnded = ApprovalEnded;
 
   /**
    * An action handler: request `data` in, result `data` out. Throw an

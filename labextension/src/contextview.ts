@@ -5,6 +5,7 @@ import { Widget } from '@lumino/widgets';
 
 import { ContextModel } from './contextmodel';
 import { element } from './dom';
+import { formatBytes } from './format';
 
 /**
  * The "Context" section of the side panel: a hint, or the pill of the one
@@ -130,21 +131,11 @@ namespace Private {
       return '';
     }
     if (o.reason === 'over-budget') {
-      const size = o.sourceBytes === null ? 'unknown size' : bytes(o.sourceBytes);
-      const limit = o.budgetBytes === undefined ? '' : `, the limit is ${bytes(o.budgetBytes)}`;
+      const size = o.sourceBytes === null ? 'unknown size' : formatBytes(o.sourceBytes);
+      const limit =
+        o.budgetBytes === undefined ? '' : `, the limit is ${formatBytes(o.budgetBytes)}`;
       return `This cell is too large to attach: ${size}${limit}.`;
     }
     return 'This cell contains characters that cannot be sent, so it cannot be attached.';
-  }
-
-  /**
-   * A byte size for a person: "512 bytes", "8 KB", "120.4 KB", "1.5 MB".
-   */
-  export function bytes(n: number): string {
-    if (n < 1024) {
-      return n === 1 ? '1 byte' : `${n} bytes`;
-    }
-    const [value, unit] = n < 1024 * 1024 ? [n / 1024, 'KB'] : [n / (1024 * 1024), 'MB'];
-    return `${Number(value.toFixed(1))} ${unit}`;
   }
 }

@@ -15,9 +15,11 @@ import { UUID } from '@lumino/coreutils';
 import { Actions, getManifest, IManifest } from './api';
 import { Bridge } from './bridge';
 import { addCommands } from './commands';
+import { liveCellReader } from './livecells';
 import { readLiveContext } from './livestate';
 import { compileMatcher, matchesPage, pagePath } from './matcher';
 import { CopilotPanel } from './panel';
+import { readCells } from './readcells';
 import { ReviewManager } from './review/manager';
 import { ContextSnapshot } from './snapshot';
 import { PageStateTracker } from './state';
@@ -78,7 +80,20 @@ namespace Private {
     bridge.registerAction(Actions.getContext, readContext);
     new ContextSnapshot({ bridge, tracker, action: Actions.getContext, read: readContext });
 
-    const panel = new CopilotPanel({ pageId, tracker, serverSettings });
+    // Reading cells runs on the main thread, never from a published snapshot:
+    // nothing is published for it, so the worker hands every request on.
+    bridge.registerAction(Actions.readCells, async data => ({
+      ...(await readCells(liveCellReader(tracker.notebook), data))
+    }));
+
+    const panel = new CopilotPanel({
+      pageId,
+      tracker,
+      serverSettings,
+      bridge,
+      notebooks,
+      shell: app.shell
+    });
     panel.node.dataset.pageMatch = String(pageMatches(page.match, url()));
     app.shell.add(panel, 'right', { rank: 600 });
     addCommands(app, panel, palette);

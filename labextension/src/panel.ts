@@ -1,11 +1,16 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import { JupyterFrontEnd } from '@jupyterlab/application';
+import { INotebookTracker } from '@jupyterlab/notebook';
 import { ServerConnection } from '@jupyterlab/services';
 import { SidePanel } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
 import { Panel, Widget } from '@lumino/widgets';
 
+import { ApprovalModel } from './approvals/model';
+import { ApprovalsView } from './approvals/view';
+import { Bridge } from './bridge';
 import { ContextModel } from './contextmodel';
 import { ContextView } from './contextview';
 import { copilotIcon } from './icons';
@@ -13,7 +18,8 @@ import { IPageState } from './livestate';
 import { PageStateTracker } from './state';
 
 /**
- * The Copilot side panel: the context section on top and, below it, the
+ * The Copilot side panel: the approval cards on top (only while a tool call
+ * waits for the person), the context section and, below them, the
  * conversation area that a later issue fills.
  */
 export class CopilotPanel extends SidePanel {
@@ -37,6 +43,14 @@ export class CopilotPanel extends SidePanel {
     header.node.textContent = 'Copilot';
     this.header.addWidget(header);
 
+    this.approvals = new ApprovalModel({
+      bridge: options.bridge,
+      notebooks: options.notebooks,
+      serverSettings: options.serverSettings
+    });
+    this.approvals.added.connect(this._onApprovalAdded, this);
+    this._shell = options.shell;
+    this.addWidget(new ApprovalsView(this.approvals));
     this.addWidget(new ContextView(this.model));
     this.conversation = new Widget();
     this.conversation.addClass('jp-Copilot-Conversation');
@@ -60,9 +74,38 @@ export class CopilotPanel extends SidePanel {
   readonly model: ContextModel;
 
   /**
+   * The approval requests shown as cards.
+   */
+  readonly approvals: ApprovalModel;
+
+  /**
    * The conversation area, empty until a later issue fills it.
    */
   readonly conversation: Widget;
+
+  /**
+   * Make the panel visible in its side area, without moving the keyboard
+   * focus.
+   *
+   * `LabShell.activateById` selects the panel's tab (which expands a
+   * collapsed side area) and then calls `activate()` on the panel. In
+   * JupyterLab 4.6 neither step moves the focus for a `SidePanel`, whose
+   * activate request does nothing; but `expandRight()` would activate
+   * whichever panel was last open there, which may take the focus. So the
+   * panel is activated by id and marks that activation as quiet: its own
+   * `onActivateRequest` then does nothing, whatever a later version of this
+   * panel (a conversation input, say) does when the person activates it.
+   */
+  reveal(): void {
+    if (this.isVisible || this.isDisposed) {
+      return;
+    }
+    this._quietActivation = true;
+    this._shell.activateById(this.id);
+    // The activate request is handled in the message loop's next frame; should
+    // none come (the panel is not in a side area), the mark must not linger.
+    requestAnimationFrame(() => (this._quietActivation = false));
+  }
 
   /**
    * Disconnect from the tracker and dispose the model.
@@ -73,6 +116,8 @@ export class CopilotPanel extends SidePanel {
     }
     this._tracker.stateSent.disconnect(this._onStateSent, this);
     this._tracker.flushed.disconnect(this._onFlushed, this);
+    this.approvals.added.disconnect(this._onApprovalAdded, this);
+    this.approvals.dispose();
     this.model.dispose();
     super.dispose();
   }
@@ -87,6 +132,24 @@ export class CopilotPanel extends SidePanel {
     if (this._tracker.stats.sent > 0) {
       this.model.scheduleRefresh(0);
     }
+  }
+
+  /**
+   * Let a quiet activation (see {@link reveal}) leave the focus alone.
+   */
+  protected onActivateRequest(msg: Message): void {
+    if (this._quietActivation) {
+      this._quietActivation = false;
+      return;
+    }
+    super.onActivateRequest(msg);
+  }
+
+  /**
+   * Show a new card to the person, who may have the panel collapsed.
+   */
+  private _onApprovalAdded(): void {
+    this.reveal();
   }
 
   private _onStateSent(_: PageStateTracker, __: IPageState): void {
@@ -105,6 +168,8 @@ export class CopilotPanel extends SidePanel {
   }
 
   private _tracker: PageStateTracker;
+  private _shell: JupyterFrontEnd.IShell;
+  private _quietActivation = false;
 }
 
 /**
@@ -121,5 +186,11 @@ export namespace CopilotPanel {
     tracker: PageStateTracker;
     /** The server settings; the defaults when omitted. */
     serverSettings?: ServerConnection.ISettings;
+    /** The page bridge, for approval requests. */
+    bridge: Bridge;
+    /** The open notebooks, to name an approval's target cell. */
+    notebooks: INotebookTracker;
+    /** The application shell, to reveal the panel for a new approval. */
+    shell: JupyterFrontEnd.IShell;
   }
 }

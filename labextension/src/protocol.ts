@@ -44,3 +44,105 @@ export function parseMessage(raw: unknown): Record<string, unknown> | null {
 export function failure(code: string, message: string): Record<string, unknown> {
   return { ok: false, error: { code, message } };
 }
+
+/**
+ * How an approval request ended (`approval-ended.outcome`).
+ */
+export type ApprovalOutcome = 'allowed' | 'denied' | 'timeout' | 'dismissed' | 'stopped';
+
+/**
+ * What an approval request says of its proposal: metadata only, never source.
+ */
+export interface IApprovalDetails {
+  artifactId?: string;
+  cellId?: string;
+  newSourceBytes?: number;
+}
+
+/**
+ * An approval request (contract section 8).
+ */
+export interface IApproval {
+  requestId: string;
+  toolName: string;
+  kind: string;
+  description: string;
+  details: IApprovalDetails;
+}
+
+/**
+ * The server's `approval` message: a tool call waits for the person.
+ */
+export interface IApprovalRequest {
+  request: IApproval;
+  /** The notebook's path, for the person only (file name and cell position). */
+  path: string;
+  /** How long the server waits for a decision, in milliseconds; 0 when not said. */
+  expiresInMs: number;
+}
+
+/**
+ * The server's `approval-ended` message.
+ */
+export interface IApprovalEnded {
+  requestId: string;
+  /** An outcome this page does not know still ends the request. */
+  outcome: ApprovalOutcome;
+}
+
+/**
+ * Read an `approval` message; `null` when it has no request id or tool name.
+ * Detail fields of the wrong type are dropped.
+ */
+export function parseApprovalRequest(msg: Record<string, unknown>): IApprovalRequest | null {
+  const r = msg.request as Record<string, unknown> | null | undefined;
+  if (typeof r !== 'object' || !r || !Private.id(r.requestId) || !Private.id(r.toolName)) {
+    return null;
+  }
+  const d = (typeof r.details === 'object' && r.details ? r.details : {}) as Record<
+    string,
+    unknown
+  >;
+  const details: IApprovalDetails = {};
+  if (typeof d.artifactId === 'string') {
+    details.artifactId = d.artifactId;
+  }
+  if (typeof d.cellId === 'string') {
+    details.cellId = d.cellId;
+  }
+  if (Number.isInteger(d.newSourceBytes) && (d.newSourceBytes as number) >= 0) {
+    details.newSourceBytes = d.newSourceBytes as number;
+  }
+  return {
+    request: {
+      requestId: r.requestId as string,
+      toolName: r.toolName as string,
+      kind: typeof r.kind === 'string' ? r.kind : '',
+      description: typeof r.description === 'string' ? r.description : '',
+      details
+    },
+    path: typeof msg.path === 'string' ? msg.path : '',
+    expiresInMs:
+      typeof msg.expiresInMs === 'number' && msg.expiresInMs >= 0 ? msg.expiresInMs : 0
+  };
+}
+
+/**
+ * Read an `approval-ended` message; `null` when it has no request id.
+ */
+export function parseApprovalEnded(msg: Record<string, unknown>): IApprovalEnded | null {
+  if (!Private.id(msg.requestId)) {
+    return null;
+  }
+  const outcome = typeof msg.outcome === 'string' ? msg.outcome : '';
+  return { requestId: msg.requestId as string, outcome: outcome as ApprovalOutcome };
+}
+
+namespace Private {
+  /**
+   * Whether a value is a non-empty string.
+   */
+  export function id(value: unknown): value is string {
+    return typeof value === 'string' && value.length > 0;
+  }
+}

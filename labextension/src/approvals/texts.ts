@@ -1,0 +1,93 @@
+// Copyright (c) jupyter-copilot contributors.
+// Distributed under the terms of the Modified BSD License.
+
+import { PathExt } from '@jupyterlab/coreutils';
+import type { INotebookTracker } from '@jupyterlab/notebook';
+
+import type { Bridge } from '../bridge';
+import { formatBytes } from '../format';
+
+/**
+ * The words of an approval card. They come from the request's metadata
+ * and the open notebooks only; a request carries no source.
+ */
+export namespace ApprovalTexts {
+  /**
+   * What the tool would do.
+   */
+  export function operation(request: Bridge.IApproval): string {
+    if (request.toolName === 'notebook_edit_cell') {
+      return 'Whole-cell diff, reviewed before anything changes';
+    }
+    return request.description || request.kind;
+  }
+
+  /**
+   * "Cell 4 of 12 in analysis.ipynb" when the notebook is open here and has
+   * the cell, else "a cell in analysis.ipynb": the file name only, never the
+   * directory; "" without a path.
+   *
+   * @param notebooks - The open notebooks.
+   * @param path - The notebook's path, as the `approval` message gives it.
+   * @param cellId - The target cell, when the request names one.
+   */
+  export function target(
+    notebooks: INotebookTracker,
+    path: string,
+    cellId: string | undefined
+  ): string {
+    if (!path) {
+      return '';
+    }
+    const name = PathExt.basename(path);
+    // The local path: under real-time collaboration `context.path` carries
+    // the collaborative drive's prefix, which the server never reports.
+    const panel = notebooks.find(p => !p.isDisposed && p.context.localPath === path);
+    const cells = panel?.model?.cells;
+    if (cells && cellId) {
+      for (let i = 0; i < cells.length; i++) {
+        if (cells.get(i).id === cellId) {
+          return `Cell ${i + 1} of ${cells.length} in ${name}`;
+        }
+      }
+    }
+    return `a cell in ${name}`;
+  }
+
+  /**
+   * "384 bytes proposed", or "" when the request gives no size.
+   */
+  export function size(request: Bridge.IApproval): string {
+    const bytes = request.details.newSourceBytes;
+    return bytes === undefined ? '' : `${formatBytes(bytes)} proposed`;
+  }
+
+  /**
+   * Whether a refused decision ends the card (the person can never decide
+   * it), and the words why.
+   *
+   * @param code - The refusal code of `POST copilot/api/approvals/<id>`.
+   * @param message - The server's own words, used for other codes.
+   */
+  export function refusal(code: string, message: string): { ended: boolean; text: string } {
+    switch (code) {
+      case 'aborted':
+        return { ended: true, text: 'This request has already ended.' };
+      case 'denied':
+        return { ended: true, text: 'Only the person whose tool call this is can decide it.' };
+      default:
+        return { ended: false, text: message || 'The Copilot server did not accept the decision.' };
+    }
+  }
+
+  /**
+   * The words for a decision that did not reach the server or its answer.
+   *
+   * @param network - Whether the server could not be reached at all.
+   */
+  export function failure(network: boolean): string {
+    return network
+      ? 'The Copilot server could not be reached. Try again.'
+      : 'The Copilot server could not take the decision. Try again.';
+  }
+}
