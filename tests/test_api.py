@@ -114,7 +114,7 @@ def test_every_handler_verb_requires_authentication(copilot) -> None:
                 "ws_authenticated.<locals>.wrapper",
             ), f"{handler.__name__}.{verb} is not wrapped by an authentication decorator"
             assert getattr(handler, "auth_resource", None) == "copilot"
-    assert checked == 5
+    assert checked == 9
 
 
 class TestFeatureSwitchOff:

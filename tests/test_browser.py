@@ -185,6 +185,22 @@ async def test_context_is_answered_while_the_page_is_busy(lab_server, jp_fetch, 
         assert busy_until is not None and answered_at < busy_until
 
 
+async def settled_state_count(lab: Lab, quiet: float = 1.0, timeout: float = 15.0) -> int:
+    """The number of state messages once none has been sent for ``quiet`` seconds.
+
+    The kernel's start (language, session) changes the state late on a loaded machine.
+    """
+    deadline = time.monotonic() + timeout
+    count = len(lab.traffic.of_type("state"))
+    while time.monotonic() < deadline:
+        await asyncio.sleep(quiet)
+        now = len(lab.traffic.of_type("state"))
+        if now == count:
+            return count
+        count = now
+    raise AssertionError("the page never stopped sending state")
+
+
 async def test_cursor_moves_send_no_state(lab_server, notebooks) -> None:
     async with lab_page(lab_server, "a.ipynb") as lab:
         await lab.open("a.ipynb")
@@ -193,8 +209,7 @@ async def test_cursor_moves_send_no_state(lab_server, notebooks) -> None:
         panel = lab.page.locator("#jupyter-copilot-panel")
         assert await panel.get_attribute("data-page-match") == "true"
         await lab.click_cell("a.ipynb", 1)
-        await asyncio.sleep(0.5)
-        before = len(lab.traffic.of_type("state"))
+        before = await settled_state_count(lab)
         for key in ["ArrowLeft", "ArrowRight", "Home", "End"] * 10:
             await lab.page.keyboard.press(key)
         await asyncio.sleep(0.5)

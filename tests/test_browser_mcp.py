@@ -87,9 +87,10 @@ async def test_an_outside_client_edit_waits_for_the_card_then_opens_the_review(
     lab_server, jp_fetch, jp_root_dir
 ) -> None:
     make_notebook(jp_root_dir, "analysis.ipynb", CELLS)
-    async with lab_page(lab_server) as lab, mcp_client(
-        url_of(lab_server), token_of(lab_server)
-    ) as client:
+    async with (
+        lab_page(lab_server) as lab,
+        mcp_client(url_of(lab_server), token_of(lab_server)) as client,
+    ):
         await open_notebook(lab, jp_fetch, "analysis.ipynb")
         cell = await read_selected(client, lab, "analysis.ipynb", 1)
         assert cell["source"] == OLD
@@ -126,9 +127,10 @@ async def test_deny_from_the_keyboard_ends_the_call_and_opens_nothing(
     lab_server, jp_fetch, jp_root_dir, key: str
 ) -> None:
     make_notebook(jp_root_dir, "a.ipynb", CELLS)
-    async with lab_page(lab_server) as lab, mcp_client(
-        url_of(lab_server), token_of(lab_server)
-    ) as client:
+    async with (
+        lab_page(lab_server) as lab,
+        mcp_client(url_of(lab_server), token_of(lab_server)) as client,
+    ):
         await open_notebook(lab, jp_fetch, "a.ipynb")
         cell = await read_selected(client, lab, "a.ipynb", 1)
         call = asyncio.ensure_future(client.call_tool("notebook_edit_cell", edit_of(cell)))
@@ -154,9 +156,10 @@ async def test_a_2000_cell_notebook_reads_from_the_live_page_in_pages_within_bud
     path = make_notebook(jp_root_dir, "big.ipynb", sources)
     ids = [c.id for c in nbformat.read(path, as_version=4).cells]
     budget = copilot.context_budget_bytes
-    async with lab_page(lab_server) as lab, mcp_client(
-        url_of(lab_server), token_of(lab_server)
-    ) as client:
+    async with (
+        lab_page(lab_server) as lab,
+        mcp_client(url_of(lab_server), token_of(lab_server)) as client,
+    ):
         await lab.open("big.ipynb")
         # An unsaved edit in the page is what the agent reads, not the file.
         await lab.page.evaluate(
@@ -195,13 +198,23 @@ PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(1000)).decode()
 
 def notebook_with_outputs(root: Path) -> None:
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nb.metadata["widgets"] = {
         "application/vnd.jupyter.widget-state+json": {
             "version_major": 2,
             "version_minor": 0,
-            "state": {"m-1": {"model_name": "IntSliderModel", "model_module": "@jupyter-widgets/controls",
-                              "model_module_version": "2.0.0", "state": {}}},
+            "state": {
+                "m-1": {
+                    "model_name": "IntSliderModel",
+                    "model_module": "@jupyter-widgets/controls",
+                    "model_module_version": "2.0.0",
+                    "state": {},
+                }
+            },
         }
     }
     cell = nbformat.v4.new_code_cell("plot()")
@@ -214,7 +227,9 @@ def notebook_with_outputs(root: Path) -> None:
             "display_data",
             data={
                 "application/vnd.jupyter.widget-view+json": {
-                    "model_id": "m-1", "version_major": 2, "version_minor": 0
+                    "model_id": "m-1",
+                    "version_major": 2,
+                    "version_minor": 0,
                 },
                 "text/plain": "IntSlider(value=0)",
             },
@@ -229,13 +244,12 @@ async def test_outputs_are_read_as_summaries_from_the_live_page(
     lab_server, jp_fetch, jp_root_dir
 ) -> None:
     notebook_with_outputs(jp_root_dir)
-    async with lab_page(lab_server) as lab, mcp_client(
-        url_of(lab_server), token_of(lab_server)
-    ) as client:
+    async with (
+        lab_page(lab_server) as lab,
+        mcp_client(url_of(lab_server), token_of(lab_server)) as client,
+    ):
         await lab.open("out.ipynb")
-        page = structured(
-            await client.call_tool("notebook_read_cells", {"includeOutputs": True})
-        )
+        page = structured(await client.call_tool("notebook_read_cells", {"includeOutputs": True}))
     code, markdown = page["cells"]
     assert "outputs" not in markdown
     assert code["outputs"] == [
