@@ -69,26 +69,38 @@ def labextensions_dir(shared_tmp: Path) -> Path:
     return extensions
 
 
-def collaboration_labextensions_dir(shared_tmp: Path) -> Path:
-    """A folder holding jupyter-collaboration's own lab extensions, for real-time tests.
+def installed_labextensions_dir(shared_tmp: Path, scope: str, probe: str, install: str) -> Path:
+    """A folder holding the lab extensions of one npm ``scope`` installed in this Python.
 
     pytest-jupyter points the Jupyter data path at temporary folders, so JupyterLab does not
     see the extensions installed in this Python's prefix unless they are listed. List it
     after :func:`labextensions_dir`, never instead of it: JupyterLab's static file handler
     caches where it found jupyter-copilot across servers and refuses paths outside the
-    current server's folders.
+    current server's folders. ``probe`` is a package.json under the scope that must exist.
     """
-    extensions = shared_tmp / "labextensions-rtc"
+    extensions = shared_tmp / f"labextensions-{scope.strip('@')}"
     extensions.mkdir(exist_ok=True)
-    installed = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyter"
-    if not (installed / "docprovider-extension" / "package.json").exists():
-        raise AssertionError(
-            "jupyter-collaboration's lab extensions are missing: pip install '.[test]'."
-        )
-    scope = extensions / "@jupyter"
-    if not scope.exists():
-        scope.symlink_to(installed, target_is_directory=True)
+    installed = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / scope
+    if not (installed / probe).exists():
+        raise AssertionError(f"The lab extensions of {scope} are missing: {install}.")
+    link = extensions / scope
+    if not link.exists():
+        link.symlink_to(installed, target_is_directory=True)
     return extensions
+
+
+def collaboration_labextensions_dir(shared_tmp: Path) -> Path:
+    """jupyter-collaboration's own lab extensions, for real-time tests."""
+    return installed_labextensions_dir(
+        shared_tmp, "@jupyter", "docprovider-extension/package.json", "pip install '.[test]'"
+    )
+
+
+def widgets_labextensions_dir(shared_tmp: Path) -> Path:
+    """The ipywidgets manager's lab extension, for tests with live widgets."""
+    return installed_labextensions_dir(
+        shared_tmp, "@jupyter-widgets", "jupyterlab-manager/package.json", "pip install '.[test]'"
+    )
 
 
 def lab_server_config(tmp_path: Path, shared_tmp: Path, copilot: dict[str, Any]) -> dict[str, Any]:
