@@ -31,6 +31,7 @@ from .edits import (
     simple_object_check,
 )
 from .refusals import Refusal
+from .registry import schema_problem
 from .sessions import Registrations
 from .telemetry import Telemetry
 
@@ -112,14 +113,7 @@ class EditTool:
     def _input_problem(self, data: dict[str, Any]) -> str | None:
         if self._conforms is not None and self._conforms(data):
             return None
-        # Name the place and the rule, never the value: inputs hold source.
-        error = jsonschema.exceptions.best_match(self._validator.iter_errors(data))
-        if error is None:
-            return None
-        where = "/".join(str(p) for p in error.absolute_path) or "the input"
-        if error.validator == "required":
-            return error.message
-        return f"{where} breaks the '{error.validator}' rule"
+        return schema_problem(self._validator, data)
 
     async def _run(
         self, call: EditCall, caller: Caller, body: ActionBody, started: float

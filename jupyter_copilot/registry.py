@@ -48,14 +48,17 @@ def validator(schema_name: str, definition: str | None = None) -> jsonschema.Dra
 
 
 def first_error(schema_name: str, instance: Any, definition: str | None = None) -> str | None:
-    """A short description of the first way ``instance`` breaks the schema, or None.
+    """A short description of the first way ``instance`` breaks the schema, or None."""
+    return schema_problem(validator(schema_name, definition), instance)
+
+
+def schema_problem(schema_validator: jsonschema.protocols.Validator, instance: Any) -> str | None:
+    """A short description of the first way ``instance`` breaks a validator's schema, or None.
 
     The description names the place and the rule, never the offending value: instances can
-    hold cell source, and these messages travel back to pages and into logs.
+    hold cell source, and these messages travel back to pages, agents and into logs.
     """
-    error = jsonschema.exceptions.best_match(
-        validator(schema_name, definition).iter_errors(instance)
-    )
+    error = jsonschema.exceptions.best_match(schema_validator.iter_errors(instance))
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path) or "(top level)"

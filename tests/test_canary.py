@@ -28,6 +28,18 @@ async def read_events(ws: Any, into: list[dict[str, Any]]) -> None:
         into.append(json.loads(text))
 
 
+async def our_events(events: list[dict[str, Any]], expected: set[str]) -> list[dict[str, Any]]:
+    """jupyter-copilot's events, once every schema in ``expected`` has been seen."""
+    prefix = "https://events.jupyter.org/jupyter_copilot/"
+    for _ in range(100):
+        seen = {e.get("schema_id", "").removeprefix(prefix) for e in events}
+        if expected <= seen:
+            break
+        await asyncio.sleep(0.05)
+    assert expected <= seen, seen
+    return [e for e in events if e.get("schema_id", "").startswith(prefix)]
+
+
 async def test_no_content_in_events_or_logs(
     jp_fetch, jp_ws_fetch, jp_root_dir, copilot, caplog
 ) -> None:
@@ -97,17 +109,9 @@ async def test_no_content_in_events_or_logs(
         "edit/decision/v1",
         "edit/aborted/v1",
     }
-    prefix = "https://events.jupyter.org/jupyter_copilot/"
-    for _ in range(100):
-        seen = {e.get("schema_id", "").removeprefix(prefix) for e in events}
-        if expected <= seen:
-            break
-        await asyncio.sleep(0.05)
-    assert expected <= seen, seen
+    ours = await our_events(events, expected)
     reader.cancel()
     subscription.close()
-
-    ours = [e for e in events if e.get("schema_id", "").startswith(prefix)]
     text = json.dumps(ours)
     assert CANARY not in text
     assert artifact_id not in text
@@ -193,16 +197,9 @@ async def test_no_content_in_mcp_events_or_logs(
     page.close()
 
     expected = {"mcp/tool-call/v1", "approval/requested/v1", "approval/ended/v1"}
-    prefix = "https://events.jupyter.org/jupyter_copilot/"
-    for _ in range(100):
-        seen = {e.get("schema_id", "").removeprefix(prefix) for e in events}
-        if expected <= seen:
-            break
-        await asyncio.sleep(0.05)
-    assert expected <= seen, seen
+    ours = await our_events(events, expected)
     reader.cancel()
     subscription.close()
-    ours = [e for e in events if e.get("schema_id", "").startswith(prefix)]
     text = json.dumps(ours)
     assert CANARY not in text
     assert artifact_id not in text

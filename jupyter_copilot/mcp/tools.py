@@ -26,7 +26,7 @@ from ..context import SELECTED_CELL, VIEW_STATE
 from ..dispatcher import Dispatcher
 from ..edit_tool import EditTool
 from ..refusals import Refusal
-from ..registry import first_error
+from ..registry import first_error, schema_problem
 from ..skills import SkillLibrary
 from .cellpages import build_page, parse_cursor, served_cells
 from .grants import ACTIVE_NOTEBOOK, CELL_OUTPUTS, INTERACTIVE, McpCaller
@@ -113,17 +113,9 @@ class CopilotTools:
         return await run(caller, arguments)
 
     def _check_input(self, name: str, arguments: dict[str, Any]) -> None:
-        error = jsonschema.exceptions.best_match(self._validators[name].iter_errors(arguments))
-        if error is None:
-            return
-        # Name the place and the rule, never the value.
-        where = "/".join(str(p) for p in error.absolute_path) or "the input"
-        detail = (
-            error.message
-            if error.validator in ("required", "additionalProperties")
-            else (f"{where} breaks the '{error.validator}' rule")
-        )
-        raise Refusal("invalid-input", f"The tool input is not valid: {detail}.")
+        problem = schema_problem(self._validators[name], arguments)
+        if problem is not None:
+            raise Refusal("invalid-input", f"The tool input is not valid: {problem}.")
 
     # -- the tools ---------------------------------------------------------------------------
 

@@ -10,9 +10,8 @@ import { ISignal, Signal } from '@lumino/signaling';
 import {
   ActionError,
   failure,
-  IApproval as Approval,
-  IApprovalEnded as ApprovalEnded,
-  IApprovalRequest as ApprovalRequest,
+  IApprovalEnded,
+  IApprovalRequest,
   parseApprovalEnded,
   parseApprovalRequest,
   parseMessage,
@@ -94,14 +93,14 @@ export class Bridge implements IDisposable {
    * decision. A request the server sends again (after a reconnection) is
    * emitted again with the same request id.
    */
-  get approvalRequested(): ISignal<this, Bridge.IApprovalRequest> {
+  get approvalRequested(): ISignal<this, IApprovalRequest> {
     return this._approvalRequested;
   }
 
   /**
    * Emitted with each `approval-ended`: the request is decided or gone.
    */
-  get approvalEnded(): ISignal<this, Bridge.IApprovalEnded> {
+  get approvalEnded(): ISignal<this, IApprovalEnded> {
     return this._approvalEnded;
   }
 
@@ -345,8 +344,8 @@ export class Bridge implements IDisposable {
   private _opened = new Signal<this, void>(this);
   private _welcomed = new Signal<this, Bridge.IWelcome>(this);
   private _toolsEnabledChanged = new Signal<this, boolean>(this);
-  private _approvalRequested = new Signal<this, Bridge.IApprovalRequest>(this);
-  private _approvalEnded = new Signal<this, Bridge.IApprovalEnded>(this);
+  private _approvalRequested = new Signal<this, IApprovalRequest>(this);
+  private _approvalEnded = new Signal<this, IApprovalEnded>(this);
 }
 
 /**
@@ -380,22 +379,6 @@ export namespace Bridge {
    * The server's answer to `keep`.
    */
   export type IKeepVerdict = KeepVerdict;
-
-  /**
-   * An approval request: tool, kind, description and metadata details.
-   */
-  export type IApproval = Approval;
-
-  /**
-   * The server's `approval` message: the request, the notebook's path for
-   * the person, and how long the server waits.
-   */
-  export type IApprovalRequest = ApprovalRequest;
-
-  /**
-   * The server's `approval-ended` message.
-   */
-  export type IApprovalEnded = ApprovalEnded;
 
   /**
    * An action handler: request `data` in, result `data` out. Throw an

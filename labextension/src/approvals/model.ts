@@ -8,6 +8,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { ApprovalDecision, postApprovalDecision } from '../api';
 import { Bridge } from '../bridge';
+import { IApprovalEnded, IApprovalRequest } from '../protocol';
 import { ApprovalTexts } from './texts';
 
 /**
@@ -105,7 +106,7 @@ export class ApprovalModel implements IDisposable {
     Signal.clearData(this);
   }
 
-  private _onRequested(_: Bridge, message: Bridge.IApprovalRequest): void {
+  private _onRequested(_: Bridge, message: IApprovalRequest): void {
     const { request, path, expiresInMs } = message;
     const known = this._cards.get(request.requestId);
     // Sent again (after a reconnection): the server still waits, so an
@@ -132,7 +133,7 @@ export class ApprovalModel implements IDisposable {
     }
   }
 
-  private _onEnded(_: Bridge, message: Bridge.IApprovalEnded): void {
+  private _onEnded(_: Bridge, message: IApprovalEnded): void {
     this._remove(message.requestId);
   }
 

@@ -4,7 +4,7 @@
 import { PathExt } from '@jupyterlab/coreutils';
 import type { INotebookTracker } from '@jupyterlab/notebook';
 
-import type { Bridge } from '../bridge';
+import type { IApproval } from '../protocol';
 import { formatBytes } from '../format';
 
 /**
@@ -15,7 +15,7 @@ export namespace ApprovalTexts {
   /**
    * What the tool would do.
    */
-  export function operation(request: Bridge.IApproval): string {
+  export function operation(request: IApproval): string {
     if (request.toolName === 'notebook_edit_cell') {
       return 'Whole-cell diff, reviewed before anything changes';
     }
@@ -57,7 +57,7 @@ export namespace ApprovalTexts {
   /**
    * "384 bytes proposed", or "" when the request gives no size.
    */
-  export function size(request: Bridge.IApproval): string {
+  export function size(request: IApproval): string {
     const bytes = request.details.newSourceBytes;
     return bytes === undefined ? '' : `${formatBytes(bytes)} proposed`;
   }
