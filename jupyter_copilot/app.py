@@ -16,6 +16,7 @@ from traitlets import Bool, Enum, Float, Int, List, Unicode, default
 
 from ._version import __version__
 from .actions import ActionRunner
+from .agents.settings import AgentSettings
 from .approvals import Approvals
 from .bridge import PageSession
 from .collaboration import live_cell_data
@@ -38,7 +39,7 @@ _STOCK_GETS = (FileContentsManager.get, AsyncFileContentsManager.get)
 CONTENTS_EVENTS = "https://events.jupyter.org/jupyter_server/contents_service/v1"
 
 
-class CopilotApp(ExtensionApp):
+class CopilotApp(AgentSettings, ExtensionApp):
     """jupyter-copilot: serves the active notebook's context and the reviewable edit tool."""
 
     name = "jupyter_copilot"
@@ -212,6 +213,7 @@ class CopilotApp(ExtensionApp):
             log=self.log,
         )
         self.kill_switch.start(self._on_kill_switch_change)
+        self.conversations = self.build_conversations(self)
         state = self.kill_switch.state()
         self.log.info(
             "jupyter-copilot %s: enabled=%s, kill switch %s (source: %s)",
@@ -290,8 +292,9 @@ class CopilotApp(ExtensionApp):
         self.approvals.page_closed(session)
 
     async def stop_extension(self) -> None:
-        """Deny waiting approvals, end MCP sessions and stop watching the config files."""
+        """Deny waiting approvals, stop the agents, end MCP sessions, stop watching files."""
         self.approvals.stop()
+        await self.conversations.stop()
         await self.mcp.stop()
         self.kill_switch.stop()
 

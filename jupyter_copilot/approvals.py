@@ -4,6 +4,9 @@ In ``interactive`` mode (CONTRACT.md section 8) an edit call waits here: the car
 the JupyterLab page that holds the notebook, and only the call's owner may decide. Deny,
 dismissal (the page closes), a timeout and a server stop all end the call with ``denied``.
 Nothing is remembered after the decision: every call asks again.
+
+An agent's own ACP permission request is a card too (``kind: "permission"``), with the
+options the agent offered; the answer is the option the person chose, or none.
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ class _Pending:
     request: dict[str, Any]
     owner: str
     page: PageSession
+    #: The conversation the request belongs to, so that Stop can end it.
+    group: str | None = None
+    choice: str | None = None
     ref: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     outcome: asyncio.Future[str] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
@@ -64,27 +70,74 @@ class Approvals:
         details: dict[str, Any],
         caller_kind: str,
         abort: asyncio.Event | None = None,
+        group: str | None = None,
     ) -> None:
-        """Show a card on ``page`` and wait for the decision.
+        """Show an edit card on ``page`` and wait for the decision.
 
         Returns when the call is allowed. Raises :class:`Refusal` ``denied`` for every other
         ending, and ``aborted`` when ``abort`` is set while waiting. ``path`` goes to the
         page only, so that the person sees which notebook; it never reaches an event.
         """
-        request_id = uuid.uuid4().hex
         request: dict[str, Any] = {
-            "requestId": request_id,
             "toolName": tool,
             "kind": "edit",
             "description": description,
             "details": details,
         }
-        pending = _Pending(request, owner, page)
+        outcome, _ = await self._ask(request, owner, page, path, caller_kind, abort, group)
+        if outcome == ALLOWED:
+            return
+        if outcome == ABORTED:
+            raise Refusal("aborted", "The call was aborted while it waited for approval.")
+        raise Refusal("denied", _WHY_DENIED[outcome])
+
+    async def ask_permission(
+        self,
+        *,
+        owner: str,
+        page: PageSession,
+        title: str,
+        description: str,
+        details: dict[str, Any],
+        options: list[dict[str, str]],
+        group: str | None = None,
+    ) -> str | None:
+        """Show an agent's permission request with its options; the chosen option id.
+
+        ``None`` when the person denied, nobody answered, or the request was dismissed,
+        stopped or aborted: the agent is then told ``cancelled``.
+        """
+        request: dict[str, Any] = {
+            "toolName": title,
+            "kind": "permission",
+            "description": description,
+            "details": details,
+            "options": options,
+        }
+        outcome, choice = await self._ask(request, owner, page, None, "conversation", None, group)
+        return choice if outcome == ALLOWED else None
+
+    async def _ask(
+        self,
+        request: dict[str, Any],
+        owner: str,
+        page: PageSession,
+        path: str | None,
+        caller_kind: str,
+        abort: asyncio.Event | None,
+        group: str | None,
+    ) -> tuple[str, str | None]:
+        request_id = uuid.uuid4().hex
+        request = {"requestId": request_id, **request}
+        pending = _Pending(request, owner, page, group)
         self._pending[request_id] = pending
         timeout = self._timeout()
         started = time.monotonic()
         self.telemetry.approval_requested(
-            request_ref=pending.ref, tool=tool, caller_kind=caller_kind, page_ref=page.ref
+            request_ref=pending.ref,
+            tool=request["toolName"] if request["kind"] == "edit" else None,
+            caller_kind=caller_kind,
+            page_ref=page.ref,
         )
         page.send(
             {
@@ -106,11 +159,7 @@ class Approvals:
                 outcome=outcome,
                 wait_ms=round((time.monotonic() - started) * 1000.0, 3),
             )
-        if outcome == ALLOWED:
-            return
-        if outcome == ABORTED:
-            raise Refusal("aborted", "The call was aborted while it waited for approval.")
-        raise Refusal("denied", _WHY_DENIED[outcome])
+        return outcome, pending.choice
 
     async def _wait(self, pending: _Pending, timeout: float, abort: asyncio.Event | None) -> str:
         waiters: list[asyncio.Future[Any]] = [pending.outcome]
@@ -127,20 +176,41 @@ class Approvals:
         pending.outcome.cancel()
         return ABORTED if abort is not None and abort.is_set() else TIMEOUT
 
-    def decide(self, request_id: str, principal: str, allow: bool) -> str:
+    def decide(
+        self,
+        request_id: str,
+        principal: str,
+        allow: bool | None = None,
+        option_id: str | None = None,
+    ) -> str:
         """Record the person's decision; returns ``allowed`` or ``denied``.
 
-        Raises ``denied`` when ``principal`` does not own the call and ``aborted`` when
-        there is no such request waiting (unknown, or already ended).
+        An edit card takes ``allow``; a permission card takes ``allow`` (its first allow
+        option, or deny) or one of its ``option_id``s. Raises ``denied`` when ``principal``
+        does not own the call, ``aborted`` when there is no such request waiting (unknown,
+        or already ended) and ``invalid-input`` for an option the request does not offer.
         """
         pending = self._pending.get(request_id)
         if pending is None or pending.outcome.done():
             raise Refusal("aborted", "This approval request has already ended.")
         if principal != pending.owner:
             raise Refusal("denied", "Only the person who owns this call may decide on it.")
+        options = {o["optionId"]: o["kind"] for o in pending.request.get("options", [])}
+        if option_id is not None:
+            if option_id not in options:
+                raise Refusal("invalid-input", "This approval request offers no such option.")
+            pending.choice = option_id
+            allow = options[option_id].startswith("allow")
+        elif allow and options:
+            pending.choice = next((o for o, k in options.items() if k.startswith("allow")), None)
+            allow = pending.choice is not None
         outcome = ALLOWED if allow else DENIED
         pending.outcome.set_result(outcome)
         return outcome
+
+    def end_group(self, group: str) -> None:
+        """A conversation stopped or ended: its waiting requests are aborted."""
+        self._end_all(ABORTED, lambda pending: pending.group == group)
 
     def page_closed(self, page: PageSession) -> None:
         """The page that showed cards went away: its cards are dismissed."""

@@ -12,6 +12,7 @@ from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web, websocket
 
 from .actions import ABORT, GET_CONTEXT, INVOKE, Caller, parse_body
+from .agents import bodies
 from .bridge import PageSession
 from .mcp.grants import principal_of
 from .mcp.transport import AsgiExchange
@@ -119,15 +120,12 @@ class ApprovalHandler(CopilotAPIHandler):
             body = json.loads(self.request.body or b"{}")
         except ValueError:
             body = None
-        decision = body.get("decision") if isinstance(body, dict) else None
-        if decision not in ("allow", "deny") or set(body) != {"decision"}:
-            self.refuse(
-                Refusal("invalid-input", 'The body must be {"decision": "allow" | "deny"}.')
-            )
-            return
         principal = principal_of(self.identity_provider, self.current_user)
         try:
-            outcome = self.copilot.approvals.decide(request_id, principal, decision == "allow")
+            decision = bodies.decision(body)
+            outcome = self.copilot.approvals.decide(
+                request_id, principal, decision.allow, decision.option_id
+            )
         except Refusal as refusal:
             self.refuse(refusal)
             return
@@ -138,13 +136,32 @@ class McpHandler(CopilotAPIHandler):
     """``copilot/mcp``: the MCP endpoint (streamable HTTP) behind Jupyter's authentication.
 
     Jupyter authenticates and authorizes the request; the MCP SDK serves it. Outside MCP
-    clients authenticate with the person's Jupyter token.
+    clients authenticate with the person's Jupyter token. A side-panel agent authenticates
+    with its conversation's bearer token, which acts as the conversation's owner and only
+    while the conversation lives.
     """
 
     def initialize(self, app: CopilotApp) -> None:  # type: ignore[override]
         """Receive the extension app that owns the endpoint."""
         super().initialize(app)
         self._exchange: AsgiExchange | None = None
+        self._conversation: Any = None
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        """Accept a conversation token in place of Jupyter's authentication.
+
+        A bearer header cannot be sent by a browser on its own, so the XSRF check that
+        cookie-authenticated requests need does not apply to it.
+        """
+        token = _conversation_token(self.request.headers.get("Authorization", ""))
+        if token is None:
+            await super().prepare()
+            return
+        conversation = self.copilot.conversations.by_token(token)
+        if conversation is None:
+            raise web.HTTPError(403, "This conversation token is not valid.")
+        self._conversation = conversation
+        self.current_user = self._jupyter_current_user = conversation.user
 
     def compute_etag(self) -> None:
         """Streamed answers have no ETag (tornado would otherwise hash the body)."""
@@ -177,9 +194,12 @@ class McpHandler(CopilotAPIHandler):
         if not self.copilot.enabled:
             self.refuse(Refusal("feature-disabled", "Copilot is turned off on this server."))
             return
-        caller = self.copilot.external_caller(
-            principal_of(self.identity_provider, self.current_user), self._may_write
-        )
+        if self._conversation is not None:
+            caller = self.copilot.conversation_caller(self._conversation, self._may_write)
+        else:
+            caller = self.copilot.external_caller(
+                principal_of(self.identity_provider, self.current_user), self._may_write
+            )
         self._exchange = AsgiExchange(self)
         try:
             await self.copilot.mcp.serve(caller, self._exchange)
@@ -234,8 +254,19 @@ class BridgeHandler(WebSocketMixin, websocket.WebSocketHandler, JupyterHandler):
             self.log.debug("Copilot bridge: page already gone")
 
 
+def _conversation_token(header: str) -> str | None:
+    """The conversation token of an ``Authorization: Bearer jcc-...`` header, if any."""
+    scheme, _, value = header.strip().partition(" ")
+    value = value.strip()
+    if scheme.lower() == "bearer" and value.startswith("jcc-"):
+        return value
+    return None
+
+
 def handler_routes(app: CopilotApp) -> list[tuple[str, type, dict[str, Any]]]:
     """Every route of the extension, with its collaborators."""
+    from .agents.handlers import conversation_routes  # imports this module's base class
+
     kwargs = {"app": app}
     return [
         (r"/copilot/api/status", StatusHandler, kwargs),
@@ -245,4 +276,5 @@ def handler_routes(app: CopilotApp) -> list[tuple[str, type, dict[str, Any]]]:
         (r"/copilot/api/bridge", BridgeHandler, kwargs),
         (r"/copilot/api/approvals/(?P<request_id>[^/]+)", ApprovalHandler, kwargs),
         (r"/copilot/mcp", McpHandler, kwargs),
+        *conversation_routes(app),
     ]

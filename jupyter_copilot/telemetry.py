@@ -117,7 +117,7 @@ class Telemetry:
         )
 
     def approval_requested(
-        self, *, request_ref: str, tool: str, caller_kind: str, page_ref: str
+        self, *, request_ref: str, tool: str | None, caller_kind: str, page_ref: str
     ) -> None:
         """An approval card was sent to a page."""
         self._emit(

@@ -55,11 +55,13 @@ class McpCaller:
     approval_mode: str
     #: The server's authorizer: may this caller's user write notebooks?
     may_write: Callable[[], Awaitable[bool]]
+    #: The conversation id of a side-panel agent; empty for outside clients.
+    scope: str = ""
 
     @property
     def session_key(self) -> str:
         """What an MCP session is bound to: a session opened by one caller serves no other."""
-        return f"{self.kind}:{self.principal}"
+        return f"{self.kind}:{self.principal}:{self.scope}"
 
     def require(self, ref: str) -> None:
         """Refuse with ``blocked`` unless the caller was granted ``ref``."""

@@ -202,6 +202,7 @@ class CopilotTools:
                 },
                 caller_kind=caller.kind,
                 abort=abort,
+                group=caller.scope or None,
             )
 
         edit_caller = Caller(
@@ -224,6 +225,26 @@ class CopilotTools:
         return self.host.skills().read(arguments["skillId"], caller.agent)
 
     # -- reading from the page ---------------------------------------------------------------
+
+    async def read_cell(self, artifact_id: str, cell_id: str) -> dict[str, Any]:
+        """One cell of the active notebook, read live: a person's attachment.
+
+        Refuses like ``notebook_read_cells`` (``artifact-mismatch`` when the notebook is no
+        longer the active one), ``cell-not-found`` when the cell is gone and ``over-budget``
+        when it does not fit the context budget.
+        """
+        page = await self._page_of_cells(artifact_id, cell_id, False, 1)
+        cells = page["cells"]
+        if not cells or cells[0]["cellId"] != cell_id:
+            raise Refusal("cell-not-found", "The attached cell is no longer in the notebook.")
+        cell = dict(cells[0])
+        if "omitted" in cell:
+            raise Refusal(
+                "over-budget",
+                "The attached cell is larger than the context budget; it cannot be sent.",
+            )
+        cell["artifactId"] = artifact_id
+        return cell
 
     async def _context_entries(self, caller: McpCaller) -> dict[str, dict[str, Any]]:
         served = await self.runner.get_context(

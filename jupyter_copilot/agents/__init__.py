@@ -1,0 +1,1 @@
+"""Side-panel conversations with Agent Client Protocol agents that the server starts."""

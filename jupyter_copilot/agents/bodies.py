@@ -1,0 +1,141 @@
+"""The request bodies of the conversation API, checked; pure.
+
+Every problem is a :class:`Refusal` ``invalid-input`` whose message names the field and the
+rule, never the value (a message may hold anything the person typed).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..mcp.grants import APPROVAL_MODES, CONTEXT_REFS
+from ..refusals import Refusal
+
+#: The longest message a person may send, in characters.
+MAX_MESSAGE_CHARS = 100_000
+_ID_CHARS = 200
+
+
+def _invalid(message: str) -> Refusal:
+    return Refusal("invalid-input", message)
+
+
+def json_body(raw: bytes | None) -> dict[str, Any]:
+    """The request body as a JSON object."""
+    try:
+        body = json.loads(raw or b"{}")
+    except ValueError:
+        raise _invalid("The body is not valid JSON.") from None
+    if not isinstance(body, dict):
+        raise _invalid("The body must be a JSON object.")
+    return body
+
+
+def _only(body: dict[str, Any], allowed: Iterable[str]) -> None:
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise _invalid(f"Unknown fields: {', '.join(unknown)}.")
+
+
+def context_refs(value: Any) -> list[str]:
+    """A list of context references, in the documented order, without duplicates."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _invalid("'contextRefs' must be a list of strings.")
+    unknown = [v for v in value if v not in CONTEXT_REFS]
+    if unknown:
+        raise _invalid(f"'contextRefs' may only hold {', '.join(CONTEXT_REFS)}.")
+    return [ref for ref in CONTEXT_REFS if ref in value]
+
+
+def mode(value: Any) -> str:
+    """An approval mode."""
+    if value not in APPROVAL_MODES:
+        raise _invalid(f"'mode' must be one of {', '.join(APPROVAL_MODES)}.")
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a conversation is created or changed with; ``None`` leaves a field alone."""
+
+    agent_id: str | None = None
+    chat_only: bool | None = None
+    context_refs: list[str] | None = None
+    mode: str | None = None
+
+
+def settings(body: dict[str, Any], agent_ids: Iterable[str]) -> Settings:
+    """The body of ``POST conversations`` or ``PATCH conversations/<id>``."""
+    _only(body, ("agentId", "chatOnly", "contextRefs", "mode"))
+    agent_id = body.get("agentId")
+    if agent_id is not None and agent_id not in set(agent_ids):
+        raise _invalid("'agentId' is not one of the agents on offer (GET copilot/api/agents).")
+    chat_only = body.get("chatOnly")
+    if chat_only is not None and not isinstance(chat_only, bool):
+        raise _invalid("'chatOnly' must be true or false.")
+    return Settings(
+        agent_id=agent_id,
+        chat_only=chat_only,
+        context_refs=context_refs(body["contextRefs"]) if "contextRefs" in body else None,
+        mode=mode(body["mode"]) if "mode" in body else None,
+    )
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of the person."""
+
+    text: str
+    page_id: str | None
+    #: ``{"artifactId", "cellId", "expectedSourceHash"}`` of the attached cell, or ``None``.
+    attachment: dict[str, str] | None
+
+
+def message(body: dict[str, Any]) -> Message:
+    """The body of ``POST conversations/<id>/messages``."""
+    _only(body, ("text", "pageId", "attachment"))
+    text = body.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise _invalid("'text' must be a non-empty string.")
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise _invalid(f"'text' is longer than {MAX_MESSAGE_CHARS} characters.")
+    page_id = body.get("pageId")
+    if page_id is not None and (not isinstance(page_id, str) or len(page_id) > _ID_CHARS):
+        raise _invalid("'pageId' must be a string.")
+    attachment = body.get("attachment")
+    if attachment is not None:
+        keys = ("artifactId", "cellId", "expectedSourceHash")
+        if (
+            not isinstance(attachment, dict)
+            or set(attachment) != set(keys)
+            or not all(isinstance(attachment[k], str) and attachment[k] for k in keys)
+            or any(len(attachment[k]) > _ID_CHARS for k in keys)
+        ):
+            raise _invalid(
+                "'attachment' must be null or {artifactId, cellId, expectedSourceHash} strings."
+            )
+    return Message(text, page_id, attachment)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A person's answer to an approval card: allow, deny, or one of the agent's options."""
+
+    allow: bool | None = None
+    option_id: str | None = None
+
+
+def decision(body: Any) -> Decision:
+    """``{"decision": "allow" | "deny"}`` or ``{"optionId": "..."}``."""
+    if not isinstance(body, dict):
+        body = {}
+    if set(body) == {"decision"} and body["decision"] in ("allow", "deny"):
+        return Decision(allow=body["decision"] == "allow")
+    if set(body) == {"optionId"}:
+        option = body["optionId"]
+        if isinstance(option, str) and 0 < len(option) <= _ID_CHARS:
+            return Decision(option_id=option)
+    raise _invalid('The body must be {"decision": "allow" | "deny"} or {"optionId": "<id>"}.')

@@ -1,0 +1,169 @@
+"""A conversation and its turns, as the panel sees them; no I/O.
+
+A turn collects what the agent streams (reply text and one-line tool calls) and replays it
+to every listener, so a page that reloads mid-turn can read the rest with ``GET``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import hashlib
+import secrets
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .catalog import AgentSpec
+
+if TYPE_CHECKING:
+    from .process import AgentProcess
+
+#: How much of the first message becomes the conversation's title.
+TITLE_CHARS = 80
+#: A failed tool call's error as the panel shows it, at most this long.
+ERROR_CHARS = 300
+
+END_TURN = "end_turn"
+CANCELLED = "cancelled"
+ERROR = "error"
+
+
+def token_key(token: str) -> str:
+    """What the server keeps of a conversation token: its SHA-256, not the token."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class Turn:
+    """One message of the person and the agent's reply to it."""
+
+    def __init__(self, text: str, attachment: dict[str, Any] | None) -> None:
+        self.turn_id = uuid.uuid4().hex
+        self.text = text
+        self.attachment = attachment
+        self.reply: list[str] = []
+        self.tool_calls: dict[str, dict[str, Any]] = {}
+        self.stop_reason: str | None = None
+        self.error: str | None = None
+        self.cancel_requested = False
+        self.events: list[dict[str, Any]] = []
+        self._wake = asyncio.Event()
+
+    @property
+    def ended(self) -> bool:
+        """Whether the turn has ended."""
+        return self.stop_reason is not None
+
+    def emit(self, event: dict[str, Any]) -> None:
+        """Record one stream event and wake the listeners."""
+        if self.ended:
+            return
+        kind = event["type"]
+        if kind == "text":
+            self.reply.append(event["text"])
+        elif kind == "tool":
+            call = self.tool_calls.setdefault(
+                event["toolCallId"],
+                {
+                    "toolCallId": event["toolCallId"],
+                    "title": "",
+                    "status": "pending",
+                    "error": None,
+                },
+            )
+            call.update({k: v for k, v in event.items() if k in ("title", "status", "error")})
+            event = {"type": "tool", **call}
+        elif kind == "end":
+            self.stop_reason = event["stopReason"]
+            self.error = event.get("error")
+        self.events.append(event)
+        wake, self._wake = self._wake, asyncio.Event()
+        wake.set()
+
+    def end(self, stop_reason: str, error: str | None = None) -> None:
+        """End the turn (a second end is ignored)."""
+        self.emit({"type": "end", "stopReason": stop_reason, "error": error})
+
+    async def stream(self) -> AsyncIterator[dict[str, Any]]:
+        """Every event from the start, then the new ones, up to and including ``end``."""
+        index = 0
+        while True:
+            wake = self._wake
+            while index < len(self.events):
+                event = self.events[index]
+                index += 1
+                yield event
+                if event["type"] == "end":
+                    return
+            await wake.wait()
+
+    def to_json(self) -> dict[str, Any]:
+        """The turn as ``GET conversations/<id>`` shows it."""
+        return {
+            "turnId": self.turn_id,
+            "user": {"text": self.text, "attachment": self.attachment},
+            "reply": "".join(self.reply),
+            "toolCalls": list(self.tool_calls.values()),
+            "stopReason": self.stop_reason,
+            "error": self.error,
+        }
+
+
+@dataclass
+class Conversation:
+    """One conversation of one person with one agent."""
+
+    owner: str
+    #: The Jupyter user that created it; the authorizer is asked about this user.
+    user: Any
+    agent: AgentSpec
+    chat_only: bool
+    context_refs: list[str]
+    mode: str
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    created_at: str = field(
+        default_factory=lambda: (
+            datetime.datetime.now(datetime.timezone.utc)
+            .isoformat(timespec="seconds")
+            .replace("+00:00", "Z")
+        )
+    )
+    #: The bearer token that lets this conversation's agent call our MCP endpoint.
+    token: str = field(default_factory=lambda: "jcc-" + secrets.token_urlsafe(32), repr=False)
+    archived: bool = False
+    title: str | None = None
+    #: Whether the agent got our MCP endpoint; fixed at the first message.
+    tools_attached: bool | None = None
+    turns: list[Turn] = field(default_factory=list)
+    #: The page that sent the latest message: the agent's permission cards go there.
+    page_id: str | None = None
+    process: AgentProcess | None = None
+    session_id: str | None = None
+    running: Turn | None = None
+    task: asyncio.Task[None] | None = None
+
+    @property
+    def started(self) -> bool:
+        """Whether the first message was sent (the tools are fixed from then on)."""
+        return self.tools_attached is not None
+
+    def to_json(self) -> dict[str, Any]:
+        """The conversation's metadata, as listed."""
+        return {
+            "id": self.id,
+            "agentId": self.agent.id,
+            "agentLabel": self.agent.label,
+            "chatOnly": self.chat_only,
+            "contextRefs": list(self.context_refs),
+            "mode": self.mode,
+            "toolsAttached": self.tools_attached,
+            "state": "running" if self.running is not None else "idle",
+            "archived": self.archived,
+            "createdAt": self.created_at,
+            "title": self.title,
+        }
+
+    def detail_json(self) -> dict[str, Any]:
+        """The conversation with its turns."""
+        return {"conversation": self.to_json(), "turns": [t.to_json() for t in self.turns]}

@@ -1,0 +1,186 @@
+"""REST handlers of side-panel conversations; they parse, authorize and delegate."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from jupyter_server.auth.decorator import authorized
+from tornado import web
+from tornado.iostream import StreamClosedError
+
+from ..handlers import CopilotAPIHandler
+from ..mcp.grants import principal_of
+from ..refusals import Refusal
+from . import bodies
+from .conversation import Conversation
+
+if TYPE_CHECKING:
+    from ..app import CopilotApp
+
+
+class _ConversationHandler(CopilotAPIHandler):
+    """Common ground: the feature switch, the person, and refusals as contract JSON."""
+
+    def _check_enabled(self) -> None:
+        if not self.copilot.enabled:
+            raise Refusal("feature-disabled", "Copilot is turned off on this server.")
+
+    @property
+    def _owner(self) -> str:
+        return principal_of(self.identity_provider, self.current_user)
+
+    def _conversation(self, conversation_id: str) -> Conversation:
+        self._check_enabled()
+        return self.copilot.conversations.get(self._owner, conversation_id)
+
+    def _reply(self, body: dict[str, Any], status: int = 200) -> None:
+        self.set_status(status)
+        self.finish(json.dumps(body, ensure_ascii=False))
+
+
+class AgentsHandler(_ConversationHandler):
+    """``GET copilot/api/agents``: the agents, context references and modes on offer."""
+
+    @web.authenticated
+    @authorized("execute")
+    def get(self) -> None:
+        """The choices of the panel's pickers."""
+        try:
+            self._check_enabled()
+        except Refusal as refusal:
+            self.refuse(refusal)
+            return
+        self._reply(self.copilot.conversations.agents_json())
+
+
+class ConversationsHandler(_ConversationHandler):
+    """``GET``/``POST copilot/api/conversations``: list and create."""
+
+    @web.authenticated
+    @authorized("execute")
+    def get(self) -> None:
+        """The person's conversations, newest first."""
+        try:
+            self._check_enabled()
+        except Refusal as refusal:
+            self.refuse(refusal)
+            return
+        listed = self.copilot.conversations.listed(self._owner)
+        self._reply({"conversations": [c.to_json() for c in listed]})
+
+    @web.authenticated
+    @authorized("execute")
+    def post(self) -> None:
+        """Create a conversation; its agent starts at the first message."""
+        try:
+            self._check_enabled()
+            body = bodies.json_body(self.request.body)
+            conversation = self.copilot.conversations.create(self._owner, self.current_user, body)
+        except Refusal as refusal:
+            self.refuse(refusal)
+            return
+        self._reply({"conversation": conversation.to_json()}, 201)
+
+
+class ConversationHandler(_ConversationHandler):
+    """``GET``/``PATCH copilot/api/conversations/<id>``."""
+
+    @web.authenticated
+    @authorized("execute")
+    def get(self, conversation_id: str) -> None:
+        """The conversation with its turns."""
+        try:
+            conversation = self._conversation(conversation_id)
+        except Refusal as refusal:
+            self.refuse(refusal)
+            return
+        self._reply(conversation.detail_json())
+
+    @web.authenticated
+    @authorized("execute")
+    def patch(self, conversation_id: str) -> None:
+        """Change the mode or the context references (the agent only before it started)."""
+        try:
+            conversation = self._conversation(conversation_id)
+            self.copilot.conversations.patch(conversation, bodies.json_body(self.request.body))
+        except Refusal as refusal:
+            self.refuse(refusal)
+            return
+        self._reply({"conversation": conversation.to_json()})
+
+
+class MessagesHandler(_ConversationHandler):
+    """``POST copilot/api/conversations/<id>/messages``: send, and stream the reply."""
+
+    @web.authenticated
+    @authorized("execute")
+    async def post(self, conversation_id: str) -> None:
+        """Start the turn, then write its events as NDJSON until it ends.
+
+        The turn does not depend on this connection: if the page goes away, the agent
+        finishes and ``GET conversations/<id>`` shows the reply.
+        """
+        try:
+            conversation = self._conversation(conversation_id)
+            message = bodies.message(bodies.json_body(self.request.body))
+            turn = await self.copilot.conversations.send(conversation, message)
+        except Refusal as refusal:
+            self.refuse(refusal)
+            return
+        self.set_header("Content-Type", "application/x-ndjson; charset=UTF-8")
+        self.set_header("Cache-Control", "no-store")
+        self.set_header("X-Accel-Buffering", "no")
+        try:
+            async for event in turn.stream():
+                self.write(json.dumps(event, ensure_ascii=False) + "\n")
+                await self.flush()
+        except StreamClosedError:
+            return
+        self.finish()
+
+
+class CancelHandler(_ConversationHandler):
+    """``POST copilot/api/conversations/<id>/cancel``: Stop."""
+
+    @web.authenticated
+    @authorized("execute")
+    async def post(self, conversation_id: str) -> None:
+        """Ask the agent to stop its turn; waiting approvals of the conversation end."""
+        try:
+            conversation = self._conversation(conversation_id)
+        except Refusal as refusal:
+            self.refuse(refusal)
+            return
+        cancelled = await self.copilot.conversations.cancel(conversation)
+        self._reply({"cancelled": cancelled})
+
+
+class ArchiveHandler(_ConversationHandler):
+    """``POST copilot/api/conversations/<id>/archive``."""
+
+    @web.authenticated
+    @authorized("execute")
+    async def post(self, conversation_id: str) -> None:
+        """Archive: the turn stops, the token stops working, the agent stops."""
+        try:
+            conversation = self._conversation(conversation_id)
+        except Refusal as refusal:
+            self.refuse(refusal)
+            return
+        await self.copilot.conversations.archive(conversation)
+        self._reply({"conversation": conversation.to_json()})
+
+
+def conversation_routes(app: CopilotApp) -> list[tuple[str, type, dict[str, Any]]]:
+    """The routes of the conversation API."""
+    kwargs = {"app": app}
+    one = r"/copilot/api/conversations/(?P<conversation_id>[0-9a-f]{32})"
+    return [
+        (r"/copilot/api/agents", AgentsHandler, kwargs),
+        (r"/copilot/api/conversations", ConversationsHandler, kwargs),
+        (one, ConversationHandler, kwargs),
+        (one + "/messages", MessagesHandler, kwargs),
+        (one + "/cancel", CancelHandler, kwargs),
+        (one + "/archive", ArchiveHandler, kwargs),
+    ]

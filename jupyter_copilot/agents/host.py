@@ -1,0 +1,374 @@
+"""The conversations of this server and the agents that answer them.
+
+Each conversation gets its own agent process, started at its first message (and again at
+the next message after a crash). The agent speaks ACP to :class:`AgentClient`, which turns
+its updates into the turn's stream and its permission requests into approval cards; it
+offers no file system or terminal methods, so an agent cannot ask us to write files or run
+commands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import acp
+from acp.schema import ToolCallUpdate
+
+from ..approvals import Approvals
+from ..dispatcher import Dispatcher
+from ..mcp.grants import CONTEXT_REFS, INTERACTIVE, SELECTED_CELL
+from ..refusals import Refusal
+from . import bodies
+from .catalog import AgentSpec
+from .client import AgentClient
+from .conversation import CANCELLED, END_TURN, ERROR, TITLE_CHARS, Conversation, Turn
+from .conversation import token_key as _token_key
+from .policy import mcp_servers, prompt_blocks, tools_attached
+from .process import AgentExited, AgentProcess, AgentStartError
+
+#: What a new conversation starts with, and what "Restore defaults" brings back.
+DEFAULT_CONTEXT_REFS = (SELECTED_CELL,)
+DEFAULT_MODE = INTERACTIVE
+#: How long Stop waits for the agent to end its turn before the agent is stopped.
+CANCEL_GRACE_SECONDS = 5.0
+
+_REF_TEXTS = {
+    "selected_cell": ("Selected cell", "Read the one cell you have selected, with its hash."),
+    "active_notebook": ("Active notebook", "Read every cell of the active notebook, in pages."),
+    "cell_outputs": ("Cell outputs", "Read summaries of outputs of the cells it may read."),
+}
+_MODE_TEXTS = {
+    "plan": ("Plan", "Read only: the agent can suggest but not propose edits."),
+    "interactive": ("Ask before edits", "Each proposed edit waits for your approval first."),
+    "autopilot": ("Autopilot", "Edits open a diff review at once; you still Keep or Undo."),
+}
+
+
+@dataclass
+class ConversationsHost:
+    """What the conversations need from the server."""
+
+    approvals: Approvals
+    dispatcher: Dispatcher
+    #: Read one cell of the active notebook live (an attachment).
+    read_cell: Callable[[str, str], Awaitable[dict[str, Any]]]
+    #: The MCP endpoint's URL as seen from an agent process.
+    mcp_url: Callable[[], str]
+    #: Whether tools are enabled now (the kill switch is released).
+    tools_enabled: Callable[[], bool]
+    #: The directory agents start in.
+    cwd: str
+    log: logging.Logger
+
+
+class Conversations:
+    """Every conversation of this server, by id, and their agents."""
+
+    def __init__(self, host: ConversationsHost, catalog: list[AgentSpec]) -> None:
+        self.host = host
+        self.catalog = {spec.id: spec for spec in catalog}
+        self._by_id: dict[str, Conversation] = {}
+        self._by_token: dict[str, Conversation] = {}
+        self._stopped = False
+
+    # -- what the panel asks -----------------------------------------------------------------
+
+    def agents_json(self) -> dict[str, Any]:
+        """The body of ``GET copilot/api/agents``."""
+        agents = [spec.to_json() for spec in self.catalog.values()]
+        return {
+            "agents": agents,
+            "defaultAgent": agents[0]["id"] if agents else None,
+            "contextRefs": [
+                {"id": ref, "label": _REF_TEXTS[ref][0], "allows": _REF_TEXTS[ref][1]}
+                for ref in CONTEXT_REFS
+            ],
+            "modes": [
+                {"id": mode, "label": label, "description": description}
+                for mode, (label, description) in _MODE_TEXTS.items()
+            ],
+            "defaults": {"contextRefs": list(DEFAULT_CONTEXT_REFS), "mode": DEFAULT_MODE},
+            "toolsEnabled": self.host.tools_enabled(),
+        }
+
+    def create(self, owner: str, user: Any, body: dict[str, Any]) -> Conversation:
+        """A new conversation; its agent starts at the first message."""
+        if not self.catalog:
+            raise Refusal("invalid-input", "No agent is configured on this server.")
+        settings = bodies.settings(body, self.catalog)
+        conversation = Conversation(
+            owner=owner,
+            user=user,
+            agent=self.catalog[settings.agent_id or next(iter(self.catalog))],
+            chat_only=bool(settings.chat_only),
+            context_refs=(
+                settings.context_refs
+                if settings.context_refs is not None
+                else list(DEFAULT_CONTEXT_REFS)
+            ),
+            mode=settings.mode or DEFAULT_MODE,
+        )
+        self._by_id[conversation.id] = conversation
+        self._by_token[_token_key(conversation.token)] = conversation
+        return conversation
+
+    def listed(self, owner: str) -> list[Conversation]:
+        """The owner's conversations, newest first."""
+        mine = [c for c in self._by_id.values() if c.owner == owner]
+        return sorted(mine, key=lambda c: c.created_at, reverse=True)
+
+    def get(self, owner: str, conversation_id: str) -> Conversation:
+        """The owner's conversation by id; another person's is not found either."""
+        conversation = self._by_id.get(conversation_id)
+        if conversation is None or conversation.owner != owner:
+            raise Refusal("unknown-conversation", "There is no such conversation.")
+        return conversation
+
+    def patch(self, conversation: Conversation, body: dict[str, Any]) -> None:
+        """Change the mode or grants; the agent and Chat-only only before the first message."""
+        self._writable(conversation)
+        settings = bodies.settings(body, self.catalog)
+        if conversation.started and (
+            settings.agent_id not in (None, conversation.agent.id)
+            or settings.chat_only not in (None, conversation.chat_only)
+        ):
+            raise Refusal(
+                "invalid-input",
+                "The agent and Chat-only are fixed at the first message; start a new "
+                "conversation to change them.",
+            )
+        if settings.agent_id is not None:
+            conversation.agent = self.catalog[settings.agent_id]
+        if settings.chat_only is not None:
+            conversation.chat_only = settings.chat_only
+        if settings.context_refs is not None:
+            conversation.context_refs = settings.context_refs
+        if settings.mode is not None:
+            conversation.mode = settings.mode
+
+    def by_token(self, token: str) -> Conversation | None:
+        """The live conversation a bearer token belongs to, if any."""
+        conversation = self._by_token.get(_token_key(token))
+        if (
+            conversation is None
+            or conversation.archived
+            or not conversation.tools_attached
+            or self._stopped
+        ):
+            return None
+        return conversation
+
+    async def send(self, conversation: Conversation, message: bodies.Message) -> Turn:
+        """Start a turn with the person's message; the agent's reply streams into it.
+
+        The attached cell is read from the live notebook first, so that a cell that has
+        gone refuses the message before anything reaches the agent.
+        """
+        self._writable(conversation)
+        if conversation.running is not None:
+            raise Refusal(
+                "conversation-busy", "The agent is still replying; stop it or wait for it."
+            )
+        cell = None
+        label = None
+        if message.attachment is not None:
+            cell = await self.host.read_cell(
+                message.attachment["artifactId"], message.attachment["cellId"]
+            )
+            label = f"{'Markdown' if cell['cellType'] == 'markdown' else 'Code'} cell"
+            label = f"{label} {cell['index'] + 1}" if isinstance(cell.get("index"), int) else label
+        if conversation.running is not None:
+            raise Refusal(
+                "conversation-busy", "The agent is still replying; stop it or wait for it."
+            )
+        attachment = None if cell is None else {"cellId": cell["cellId"], "label": label}
+        turn = Turn(message.text, attachment)
+        conversation.turns.append(turn)
+        conversation.running = turn
+        conversation.page_id = message.page_id
+        if conversation.title is None:
+            conversation.title = message.text.strip().splitlines()[0][:TITLE_CHARS]
+        if conversation.tools_attached is None:
+            conversation.tools_attached = tools_attached(
+                conversation.chat_only, conversation.context_refs
+            )
+        process = conversation.process
+        turn.emit(
+            {
+                "type": "turn",
+                "turnId": turn.turn_id,
+                "toolsAttached": conversation.tools_attached,
+                # A crashed agent starts again without the conversation's history.
+                "restarted": process is not None and process.exited,
+            }
+        )
+        language = self._language(conversation)
+        blocks = prompt_blocks(message.text, cell, language)
+        conversation.task = asyncio.ensure_future(self._run(conversation, turn, blocks))
+        return turn
+
+    async def cancel(self, conversation: Conversation) -> bool:
+        """Stop: ask the agent to cancel; stop the agent if it does not within a grace."""
+        turn = conversation.running
+        if turn is None:
+            return False
+        turn.cancel_requested = True
+        self.host.approvals.end_group(conversation.id)
+        process = conversation.process
+        if process is not None and process.conn is not None and conversation.session_id:
+            with contextlib.suppress(Exception):
+                await process.call(process.conn.cancel(session_id=conversation.session_id), 2.0)
+        asyncio.ensure_future(self._stop_if_still_running(conversation, turn))
+        return True
+
+    async def archive(self, conversation: Conversation) -> None:
+        """Archive: cancel the turn, revoke the token and stop the agent."""
+        if conversation.archived:
+            return
+        conversation.archived = True
+        self._by_token.pop(_token_key(conversation.token), None)
+        await self._end(conversation)
+
+    async def stop(self) -> None:
+        """The server is stopping: end every turn and stop every agent, and wait."""
+        self._stopped = True
+        self._by_token.clear()
+        await asyncio.gather(*(self._end(c) for c in self._by_id.values()))
+
+    # -- permission requests -----------------------------------------------------------------
+
+    async def ask_permission(
+        self, conversation: Conversation, tool_call: ToolCallUpdate, options: list[Any]
+    ) -> str | None:
+        """Show an agent's permission request on the person's page; the chosen option."""
+        try:
+            page = self.host.dispatcher.resolve(conversation.page_id)
+        except Refusal:
+            try:
+                page = self.host.dispatcher.resolve()
+            except Refusal:
+                return None
+        return await self.host.approvals.ask_permission(
+            owner=conversation.owner,
+            page=page,
+            title=(tool_call.title or "A tool call")[:200],
+            description=f"{conversation.agent.label} asks for permission",
+            details={"conversationId": conversation.id, "toolCallId": tool_call.tool_call_id},
+            options=[
+                {"optionId": o.option_id, "name": o.name[:80], "kind": o.kind} for o in options
+            ],
+            group=conversation.id,
+        )
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _writable(self, conversation: Conversation) -> None:
+        if conversation.archived:
+            raise Refusal("invalid-input", "This conversation is archived; start a new one.")
+        if self._stopped:
+            raise Refusal("feature-disabled", "The server is stopping.")
+
+    def _language(self, conversation: Conversation) -> str | None:
+        with contextlib.suppress(Refusal):
+            page = self.host.dispatcher.resolve(conversation.page_id)
+            active = (page.state or {}).get("activeNotebook") or {}
+            language = active.get("language")
+            return language if isinstance(language, str) else None
+        return None
+
+    async def _run(self, conversation: Conversation, turn: Turn, blocks: list[Any]) -> None:
+        started = time.monotonic()
+        try:
+            if conversation.process is None or conversation.process.exited:
+                await self._start_agent(conversation)
+            process = conversation.process
+            assert process is not None and process.conn is not None
+            if len(blocks) > 1 and not process.accepts_embedded_context:
+                turn.end(
+                    ERROR,
+                    f"{conversation.agent.label} does not accept attached cells. Detach the "
+                    "cell, or choose another agent in a new conversation.",
+                )
+                return
+            response = await process.call(
+                process.conn.prompt(session_id=conversation.session_id or "", prompt=blocks)
+            )
+            turn.end(CANCELLED if turn.cancel_requested else str(response.stop_reason))
+        except AgentStartError as e:
+            turn.end(ERROR, str(e))
+        except AgentExited as e:
+            if turn.cancel_requested:
+                turn.end(CANCELLED)
+            else:
+                turn.end(
+                    ERROR,
+                    f"{conversation.agent.label} stopped unexpectedly ({e}). Send a message to "
+                    "start it again; it will not remember this conversation.",
+                )
+        except acp.RequestError as e:
+            self.host.log.debug("Copilot agent '%s' answered: %s", conversation.agent.id, e)
+            turn.end(
+                CANCELLED if turn.cancel_requested else ERROR,
+                None if turn.cancel_requested else f"{conversation.agent.label} reported an error.",
+            )
+        except asyncio.CancelledError:
+            turn.end(CANCELLED)
+            raise
+        except Exception:
+            self.host.log.warning(
+                "Copilot agent '%s': the turn failed", conversation.agent.id, exc_info=True
+            )
+            turn.end(ERROR, "The turn failed on the server; see the server log.")
+        finally:
+            if not turn.ended:
+                turn.end(END_TURN)
+            if conversation.running is turn:
+                conversation.running = None
+            self.host.log.debug(
+                "Copilot turn ended after %.0f ms", (time.monotonic() - started) * 1000
+            )
+
+    async def _start_agent(self, conversation: Conversation) -> None:
+        if conversation.process is not None:
+            await conversation.process.stop()
+        process = AgentProcess(
+            conversation.agent,
+            lambda _conn: AgentClient(self, conversation),
+            self.host.cwd,
+            self.host.log,
+        )
+        conversation.process = process
+        await process.start()
+        assert process.conn is not None
+        servers = mcp_servers(
+            bool(conversation.tools_attached), self.host.mcp_url(), conversation.token
+        )
+        try:
+            session = await process.call(
+                process.conn.new_session(cwd=self.host.cwd, mcp_servers=servers), 60.0
+            )
+        except (asyncio.TimeoutError, acp.RequestError) as e:
+            await process.stop()
+            raise AgentStartError(f"{conversation.agent.label} could not open a session.") from e
+        conversation.session_id = session.session_id
+
+    async def _stop_if_still_running(self, conversation: Conversation, turn: Turn) -> None:
+        await asyncio.sleep(CANCEL_GRACE_SECONDS)
+        if conversation.running is turn and conversation.process is not None:
+            await conversation.process.stop()
+
+    async def _end(self, conversation: Conversation) -> None:
+        self.host.approvals.end_group(conversation.id)
+        task = conversation.task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+        if conversation.process is not None:
+            await conversation.process.stop()

@@ -1,0 +1,197 @@
+"""One agent subprocess, in its own process group, spoken to over ACP on its stdio.
+
+The agent gets a trimmed environment (``acp.default_environment()`` plus the admin's
+``env``), never the server's: no Jupyter token reaches it that way. Its stderr goes to a
+temporary file, read only for a DEBUG log line when it exits, because an unread pipe would
+block a chatty agent. Stopping ends the whole process group: terminate, a grace period,
+then kill, and the server waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import tempfile
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+import acp
+from acp.client.connection import ClientSideConnection
+from acp.schema import Implementation, InitializeResponse
+
+from .._version import __version__
+from .catalog import AgentSpec
+from .policy import client_capabilities
+
+T = TypeVar("T")
+
+#: Agents that write long JSON lines (a whole notebook cell, say) need more than 64 KiB.
+_STREAM_LIMIT = 16 * 1024 * 1024
+_STDERR_TAIL_BYTES = 4000
+
+
+class AgentStartError(Exception):
+    """The agent could not be started; the message is for the person."""
+
+
+class AgentExited(Exception):
+    """The agent process ended while we waited for it."""
+
+    def __init__(self, returncode: int | None) -> None:
+        super().__init__(f"exit code {returncode}")
+        self.returncode = returncode
+
+
+class AgentProcess:
+    """A running agent: the process, its ACP connection and what it announced."""
+
+    def __init__(
+        self,
+        spec: AgentSpec,
+        client: Any,
+        cwd: str,
+        log: logging.Logger,
+        grace_seconds: float = 3.0,
+    ) -> None:
+        self.spec = spec
+        self._client = client
+        self._cwd = cwd
+        self.log = log
+        self.grace_seconds = grace_seconds
+        self.proc: asyncio.subprocess.Process | None = None
+        self.conn: ClientSideConnection | None = None
+        self.init: InitializeResponse | None = None
+        self._exit: asyncio.Future[int] | None = None
+        # Closed in stop(); the process writes to it for its whole life.
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+
+    @property
+    def exited(self) -> bool:
+        """Whether the process has ended (or never started)."""
+        return self._exit is None or self._exit.done()
+
+    @property
+    def pid(self) -> int | None:
+        """The process id, which is also its process group id."""
+        return self.proc.pid if self.proc is not None else None
+
+    @property
+    def accepts_embedded_context(self) -> bool:
+        """Whether the agent takes embedded resources (an attached cell) in a prompt."""
+        caps = self.init.agent_capabilities if self.init is not None else None
+        prompt = caps.prompt_capabilities if caps is not None else None
+        return bool(prompt is not None and prompt.embedded_context)
+
+    async def start(self, timeout: float = 60.0) -> InitializeResponse:
+        """Start the process and run ACP ``initialize``."""
+        env = {**acp.default_environment(), **self.spec.env}
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *self.spec.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=self._stderr,
+                env=env,
+                cwd=self._cwd,
+                start_new_session=True,
+                limit=_STREAM_LIMIT,
+            )
+        except FileNotFoundError as e:
+            raise AgentStartError(
+                f"The agent '{self.spec.label}' could not be started: its command was not found."
+            ) from e
+        except OSError as e:
+            raise AgentStartError(
+                f"The agent '{self.spec.label}' could not be started ({e.strerror})."
+            ) from e
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._exit = asyncio.ensure_future(self.proc.wait())
+        self._exit.add_done_callback(self._on_exit)
+        self.conn = ClientSideConnection(self._client, self.proc.stdin, self.proc.stdout)
+        try:
+            self.init = await self.call(
+                self.conn.initialize(
+                    protocol_version=acp.PROTOCOL_VERSION,
+                    client_capabilities=client_capabilities(),
+                    client_info=Implementation(name="jupyter-copilot", version=__version__),
+                ),
+                timeout,
+            )
+        except (AgentExited, asyncio.TimeoutError, acp.RequestError) as e:
+            await self.stop()
+            raise AgentStartError(
+                f"The agent '{self.spec.label}' did not start: it did not answer the "
+                "Agent Client Protocol handshake."
+            ) from e
+        return self.init
+
+    async def call(self, awaitable: Awaitable[T], timeout: float | None = None) -> T:
+        """Await an ACP request, unless the process ends first (:class:`AgentExited`)."""
+        task: asyncio.Future[Any] = asyncio.ensure_future(awaitable)
+        assert self._exit is not None
+        waiters: set[asyncio.Future[Any]] = {task, self._exit}
+        try:
+            done, _ = await asyncio.wait(
+                waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        if task in done:
+            if isinstance(task.exception(), ConnectionError):
+                # The agent closed its stdout: it is exiting; report how it ended.
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(self._exit), 5.0)
+                raise AgentExited(self._exit.result() if self._exit.done() else None)
+            result: T = task.result()
+            return result
+        task.cancel()
+        if self._exit.done():
+            raise AgentExited(self._exit.result())
+        raise asyncio.TimeoutError
+
+    async def stop(self) -> None:
+        """End the process group and wait for the process: no orphans are left."""
+        proc = self.proc
+        if proc is None:
+            return
+        if self.conn is not None:
+            with contextlib.suppress(Exception):
+                await self.conn.close()
+        if proc.stdin is not None:
+            with contextlib.suppress(Exception):
+                proc.stdin.close()
+        self._signal_group(signal.SIGTERM)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._wait()), self.grace_seconds)
+        # Children of the agent may outlive it or ignore SIGTERM: kill what is left.
+        self._signal_group(signal.SIGKILL)
+        await self._wait()
+        self._stderr.close()
+
+    async def _wait(self) -> None:
+        if self._exit is not None:
+            with contextlib.suppress(Exception):
+                await self._exit
+
+    def _signal_group(self, sig: int) -> None:
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, sig)
+
+    def _on_exit(self, future: asyncio.Future[int]) -> None:
+        if future.cancelled():
+            return
+        code = future.result()
+        self.log.info("Copilot agent '%s' exited (code %s)", self.spec.id, code)
+        with contextlib.suppress(Exception):
+            self._stderr.seek(0, os.SEEK_END)
+            size = self._stderr.tell()
+            self._stderr.seek(max(0, size - _STDERR_TAIL_BYTES))
+            tail = self._stderr.read().decode("utf-8", "replace")
+            # What the agent wrote may quote the conversation: DEBUG only.
+            self.log.debug("Copilot agent '%s' stderr tail:\n%s", self.spec.id, tail)

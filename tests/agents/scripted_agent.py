@@ -1,0 +1,183 @@
+"""A scripted ACP agent for tests: the first word of the message says what it does.
+
+It records what it receives (initialize, session/new, every prompt, cancel) as JSON lines in
+``$SCRIPTED_AGENT_LOG``, so tests can assert on exactly what reached the agent.
+
+Commands: ``reply <text>``; ``Reply with the word <w>``; ``stream <n>``; ``slow`` (waits for
+Stop); ``stubborn`` (ignores Stop); ``crash``; ``permission``; ``mcp <tool> <json>``;
+``edit-selected <json string>``; ``spawn-child``; ``ignore-term``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from typing import Any
+
+import acp
+import httpx2 as httpx
+from acp.schema import (
+    AgentCapabilities,
+    AllowedOutcome,
+    InitializeResponse,
+    NewSessionResponse,
+    PermissionOption,
+    PromptCapabilities,
+    PromptResponse,
+    ToolCallUpdate,
+)
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+
+def record(kind: str, **data: Any) -> None:
+    """Append one JSON line to the log the test reads."""
+    path = os.environ.get("SCRIPTED_AGENT_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"kind": kind, **data}) + "\n")
+
+
+class ScriptedAgent(acp.Agent):  # type: ignore[misc]
+    """Does what the message says."""
+
+    def __init__(self) -> None:
+        self.conn: Any = None
+        self.servers: list[dict[str, Any]] = []
+        self.cancelled = asyncio.Event()
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, **_: Any):
+        caps = client_capabilities.model_dump(by_alias=True) if client_capabilities else None
+        record("initialize", clientCapabilities=caps)
+        return InitializeResponse(
+            protocol_version=acp.PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(
+                prompt_capabilities=PromptCapabilities(embedded_context=True)
+            ),
+        )
+
+    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any):
+        self.servers = [s.model_dump(by_alias=True) for s in mcp_servers or []]
+        record("new_session", cwd=cwd, mcpServers=self.servers)
+        return NewSessionResponse(session_id=f"s-{os.getpid()}")
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        record("cancel")
+        self.cancelled.set()
+
+    async def prompt(self, prompt: list[Any], session_id: str, **_: Any) -> PromptResponse:
+        blocks = [b.model_dump(by_alias=True, exclude_none=True) for b in prompt]
+        record("prompt", blocks=blocks)
+        self.cancelled.clear()
+        text = blocks[0].get("text", "") if blocks else ""
+        word, _, rest = text.partition(" ")
+        say = lambda t: self.conn.session_update(session_id, acp.update_agent_message_text(t))  # noqa: E731
+        if m := re.fullmatch(r"Reply with the word (\w+)", text.strip(), re.IGNORECASE):
+            await say(m.group(1))
+        elif word == "reply":
+            await say(rest)
+        elif word == "stream":
+            for i in range(int(rest)):
+                await say(f"chunk-{i} ")
+                await asyncio.sleep(0.05)
+        elif word == "slow":
+            await say("thinking")
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.cancelled.wait(), 60)
+            return PromptResponse(stop_reason="cancelled")
+        elif word == "stubborn":
+            await say("not stopping")
+            await asyncio.sleep(60)
+        elif word == "crash":
+            await say("about to crash")
+            await asyncio.sleep(0.1)
+            os._exit(3)
+        elif word == "permission":
+            answer = await self.conn.request_permission(
+                session_id=session_id,
+                tool_call=ToolCallUpdate(tool_call_id="t1", title="Run a scripted step"),
+                options=[
+                    PermissionOption(option_id="yes-once", name="Allow once", kind="allow_once"),
+                    PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+                ],
+            )
+            outcome = answer.outcome
+            await say(
+                f"chose {outcome.option_id if isinstance(outcome, AllowedOutcome) else 'cancelled'}"
+            )
+        elif word == "mcp":
+            tool, _, args = rest.partition(" ")
+            await self.tool(session_id, tool, json.loads(args or "{}"))
+        elif word == "edit-selected":
+            read = await self.tool(session_id, "notebook_read_selected_cell", {})
+            cell = (read or {}).get("cell") or {}
+            await self.tool(
+                session_id,
+                "notebook_edit_cell",
+                {
+                    "artifactId": cell.get("artifactId", "x"),
+                    "cellId": cell.get("cellId", "x"),
+                    "expectedSourceHash": cell.get("expectedSourceHash", "x"),
+                    "newSource": json.loads(rest),
+                },
+            )
+        elif word == "spawn-child":
+            child = subprocess.Popen(["sleep", "600"])
+            record("child", pid=child.pid)
+            await say("spawned")
+        elif word == "ignore-term":
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            await say("ignoring SIGTERM")
+        else:
+            await say("unknown command")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def tool(self, session_id: str, name: str, arguments: dict[str, Any]) -> Any:
+        """Call one tool of the first MCP server; report it as an ACP tool call."""
+        call_id = f"call-{name}"
+        await self.conn.session_update(session_id, acp.start_tool_call(call_id, f"Call {name}"))
+        if not self.servers:
+            await self.conn.session_update(
+                session_id, acp.update_tool_call(call_id, status="failed")
+            )
+            await self.conn.session_update(session_id, acp.update_agent_message_text("no tools"))
+            return None
+        server = self.servers[0]
+        headers = {h["name"]: h["value"] for h in server.get("headers", [])}
+        async with (
+            httpx.AsyncClient(headers=headers, timeout=30) as http,
+            Client(streamable_http_client(server["url"], http_client=http)) as client,
+        ):
+            result = await client.call_tool(name, arguments)
+        data = result.structured_content
+        record("tool", name=name, isError=bool(result.is_error), result=data)
+        status = "failed" if result.is_error else "completed"
+        content = (
+            [acp.tool_content(acp.text_block(data["error"]["code"]))] if result.is_error else None
+        )
+        await self.conn.session_update(
+            session_id, acp.update_tool_call(call_id, status=status, content=content)
+        )
+        await self.conn.session_update(
+            session_id,
+            acp.update_agent_message_text(json.dumps(data, separators=(",", ":"))),
+        )
+        return data
+
+
+def main() -> None:
+    """Serve over stdio."""
+    asyncio.run(acp.run_agent(ScriptedAgent()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
