@@ -21,6 +21,7 @@ EDIT_ABORTED = SCHEMA_BASE + "edit/aborted/v1"
 APPROVAL_REQUESTED = SCHEMA_BASE + "approval/requested/v1"
 APPROVAL_ENDED = SCHEMA_BASE + "approval/ended/v1"
 MCP_TOOL_CALL = SCHEMA_BASE + "mcp/tool-call/v1"
+CONVERSATION_TURN = SCHEMA_BASE + "conversation/turn/v1"
 
 
 class Telemetry:
@@ -148,5 +149,32 @@ class Telemetry:
                 "outcome": outcome,
                 "latencyMs": round(latency_ms, 3),
                 "bytes": size,
+            },
+        )
+
+    def conversation_turn(
+        self,
+        *,
+        conversation_ref: str,
+        agent_kind: str,
+        tools_attached: bool,
+        attachment: bool,
+        restarted: bool,
+        stop_reason: str,
+        tool_calls: int,
+        latency_ms: float,
+    ) -> None:
+        """A conversation's turn ended."""
+        self._emit(
+            CONVERSATION_TURN,
+            {
+                "conversationRef": conversation_ref,
+                "agentKind": agent_kind,
+                "toolsAttached": tools_attached,
+                "attachment": attachment,
+                "restarted": restarted,
+                "stopReason": stop_reason,
+                "toolCalls": tool_calls,
+                "latencyMs": round(latency_ms, 3),
             },
         )

@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from jupyter_copilot.context import source_hash
 from jupyter_copilot.mcp.tools import READ_CELLS
 from tests.conftest import make_notebook
+from tests.conversations import create, reply_of, scripted_agents, send
 from tests.mcpclient import mcp_client, mcp_url, read_cells_answer, structured
 from tests.pages import ScriptedPage, context_answer, notebook_state
 from tests.server import ABORT, INVOKE, call_action, start_session
@@ -18,6 +22,12 @@ CANARY = "CANARY-7f3c9e1d-do-not-leak"
 OLD = f"secret = '{CANARY}-old'\n"
 NEW = f"secret = '{CANARY}-new'\n"
 NOTEBOOK = f"{CANARY}.ipynb"
+
+
+@pytest.fixture
+def copilot_config(tmp_path: Path) -> dict[str, Any]:
+    """The scripted ACP agent for the conversation test (the others do not use it)."""
+    return scripted_agents(tmp_path / "agent.jsonl")
 
 
 async def read_events(ws: Any, into: list[dict[str, Any]]) -> None:
@@ -216,5 +226,69 @@ async def test_no_content_in_mcp_events_or_logs(
     assert calls[4]["toolName"] is None
     ended = [e["outcome"] for e in ours if e["schema_id"].endswith("approval/ended/v1")]
     assert ended == ["allowed", "denied"]
+    loud = [r for r in caplog.records if r.levelno >= logging.INFO]
+    assert not [r.getMessage() for r in loud if CANARY in r.getMessage()]
+
+
+async def test_no_content_in_conversation_events_or_logs(
+    jp_fetch, jp_ws_fetch, jp_root_dir, copilot, caplog, http_server_client
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    events: list[dict[str, Any]] = []
+    subscription = await jp_ws_fetch("api", "events", "subscribe")
+    reader = asyncio.ensure_future(read_events(subscription, events))
+    make_notebook(jp_root_dir, NOTEBOOK, [OLD])
+    await start_session(jp_fetch, NOTEBOOK)
+    artifact_id = copilot._artifact_id(NOTEBOOK)
+    cell_id = f"cell-{CANARY}"
+    page = await ScriptedPage.connect(jp_ws_fetch, f"page-{CANARY}", url=f"lab/tree/{NOTEBOOK}")
+    cells = [{"cellId": cell_id, "cellType": "code", "source": OLD}]
+
+    def respond(request: dict[str, Any]) -> dict[str, Any] | None:
+        if request["action"] == READ_CELLS:
+            return read_cells_answer(cells, request, NOTEBOOK)
+        return context_answer(NOTEBOOK, OLD, selected=[cell_id])
+
+    page.respond = respond
+    await page.send_state(notebook_state(NOTEBOOK, selected=[cell_id]))
+    conversation = await create(jp_fetch, contextRefs=["selected_cell"])
+    attachment = {
+        "artifactId": artifact_id,
+        "cellId": cell_id,
+        "expectedSourceHash": source_hash(OLD),
+    }
+    events_of_turn = await send(
+        jp_fetch, conversation, f"reply {CANARY}", page_id=page.page_id, attachment=attachment
+    )
+    assert CANARY in reply_of(events_of_turn)
+    turn = asyncio.ensure_future(send(jp_fetch, conversation, "permission", page_id=page.page_id))
+    while (card := await page.next_message())["type"] != "approval":
+        pass
+    await jp_fetch(
+        "copilot",
+        "api",
+        "approvals",
+        card["request"]["requestId"],
+        method="POST",
+        body=json.dumps({"optionId": "yes-once"}),
+    )
+    await asyncio.wait_for(turn, 20)
+    await send(jp_fetch, conversation, f"crash {CANARY}")
+    page.close()
+
+    ours = await our_events(events, {"conversation/turn/v1", "approval/requested/v1"})
+    reader.cancel()
+    subscription.close()
+    text = json.dumps(ours)
+    assert CANARY not in text
+    assert conversation not in text and artifact_id not in text
+    turns = [e for e in ours if e["schema_id"].endswith("conversation/turn/v1")]
+    assert [(e["stopReason"], e["attachment"], e["agentKind"]) for e in turns] == [
+        ("end_turn", True, "configured"),
+        ("end_turn", False, "configured"),
+        ("error", False, "configured"),
+    ]
+    [requested] = [e for e in ours if e["schema_id"].endswith("approval/requested/v1")]
+    assert requested["toolName"] is None and requested["callerKind"] == "conversation"
     loud = [r for r in caplog.records if r.levelno >= logging.INFO]
     assert not [r.getMessage() for r in loud if CANARY in r.getMessage()]

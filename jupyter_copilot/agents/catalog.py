@@ -25,6 +25,8 @@ class AgentSpec:
     description: str
     command: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
+    #: ``configured``, ``known`` (found on PATH) or ``demo``; for telemetry.
+    kind: str = "configured"
 
     def to_json(self) -> dict[str, str]:
         """What the panel shows: never the command or the environment."""
@@ -38,12 +40,25 @@ KNOWN_AGENTS: tuple[AgentSpec, ...] = (
         "Claude Code",
         "Anthropic's coding agent, through its ACP adapter.",
         ("claude-code-acp",),
+        kind="known",
     ),
-    AgentSpec("codex", "Codex", "OpenAI's coding agent, through its ACP adapter.", ("codex-acp",)),
     AgentSpec(
-        "gemini", "Gemini CLI", "Google's Gemini CLI in ACP mode.", ("gemini", "--experimental-acp")
+        "codex",
+        "Codex",
+        "OpenAI's coding agent, through its ACP adapter.",
+        ("codex-acp",),
+        kind="known",
     ),
-    AgentSpec("goose", "Goose", "Block's open-source agent in ACP mode.", ("goose", "acp")),
+    AgentSpec(
+        "gemini",
+        "Gemini CLI",
+        "Google's Gemini CLI in ACP mode.",
+        ("gemini", "--experimental-acp"),
+        kind="known",
+    ),
+    AgentSpec(
+        "goose", "Goose", "Block's open-source agent in ACP mode.", ("goose", "acp"), kind="known"
+    ),
 )
 
 
@@ -54,6 +69,7 @@ def demo_spec() -> AgentSpec:
         "Demo agent (rule-based)",
         "Offline demo without a model: docstrings, sorted imports and short explanations.",
         (sys.executable, "-m", "jupyter_copilot.demo_agent"),
+        kind="demo",
     )
 
 

@@ -47,6 +47,7 @@ class Turn:
         self.stop_reason: str | None = None
         self.error: str | None = None
         self.cancel_requested = False
+        self.restarted = False
         self.events: list[dict[str, Any]] = []
         self._wake = asyncio.Event()
 
@@ -122,6 +123,8 @@ class Conversation:
     context_refs: list[str]
     mode: str
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    #: The opaque id events carry instead of ``id``.
+    ref: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     created_at: str = field(
         default_factory=lambda: (
             datetime.datetime.now(datetime.timezone.utc)

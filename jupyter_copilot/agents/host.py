@@ -24,6 +24,7 @@ from ..approvals import Approvals
 from ..dispatcher import Dispatcher
 from ..mcp.grants import CONTEXT_REFS, INTERACTIVE, SELECTED_CELL
 from ..refusals import Refusal
+from ..telemetry import Telemetry
 from . import bodies
 from .catalog import AgentSpec
 from .client import AgentClient
@@ -64,6 +65,7 @@ class ConversationsHost:
     tools_enabled: Callable[[], bool]
     #: The directory agents start in.
     cwd: str
+    telemetry: Telemetry
     log: logging.Logger
 
 
@@ -199,13 +201,14 @@ class Conversations:
                 conversation.chat_only, conversation.context_refs
             )
         process = conversation.process
+        # A crashed or stopped agent starts again without the conversation's history.
+        turn.restarted = process is not None and process.exited
         turn.emit(
             {
                 "type": "turn",
                 "turnId": turn.turn_id,
                 "toolsAttached": conversation.tools_attached,
-                # A crashed agent starts again without the conversation's history.
-                "restarted": process is not None and process.exited,
+                "restarted": turn.restarted,
             }
         )
         language = self._language(conversation)
@@ -330,8 +333,15 @@ class Conversations:
                 turn.end(END_TURN)
             if conversation.running is turn:
                 conversation.running = None
-            self.host.log.debug(
-                "Copilot turn ended after %.0f ms", (time.monotonic() - started) * 1000
+            self.host.telemetry.conversation_turn(
+                conversation_ref=conversation.ref,
+                agent_kind=conversation.agent.kind,
+                tools_attached=bool(conversation.tools_attached),
+                attachment=turn.attachment is not None,
+                restarted=turn.restarted,
+                stop_reason=turn.stop_reason or ERROR,
+                tool_calls=len(turn.tool_calls),
+                latency_ms=(time.monotonic() - started) * 1000,
             )
 
     async def _start_agent(self, conversation: Conversation) -> None:

@@ -67,6 +67,7 @@ class AgentSettings(HasTraits):
             ),
             tools_enabled=lambda: not app.kill_switch_state().engaged,
             cwd=os.path.abspath(os.path.expanduser(server.root_dir)),
+            telemetry=app.telemetry,
             log=app.log,
         )
         return Conversations(host, catalog)
