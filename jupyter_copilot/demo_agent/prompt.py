@@ -1,0 +1,127 @@
+"""What the demo agent reads from a prompt and says back: pure helpers and texts."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+from acp.schema import (
+    EmbeddedResourceContentBlock,
+    HttpMcpServer,
+    TextContentBlock,
+    TextResourceContents,
+)
+
+MCP_SERVER_NAME = "jupyter-copilot"
+CELL_URI_PREFIX = "jupyter-copilot://cell/"
+
+NO_TOOLS = (
+    "This conversation has no notebook tools (it is Chat-only or grants no context), so I "
+    "cannot read or edit cells. Start a conversation with notebook tools and ask again."
+)
+HELP = """I am the offline demo agent: I follow rules, not a language model. I can:
+
+- **add docstrings** to the functions and classes of a code cell;
+- **sort the imports** at the top of a code cell;
+- **explain** a cell in a few lines.
+
+Attach a cell or select one in the notebook, then ask, e.g. "add docstrings".
+Every change is a diff in the cell that you Keep or Undo.
+"""
+REFUSALS = {
+    "plan-mode": "This conversation is in Plan mode, so I can only suggest.",
+    "denied": "The edit was not approved, so nothing changed.",
+    "kill-switch": "Copilot tools are turned off by the administrator.",
+    "feature-disabled": "Copilot is turned off on this server.",
+    "stale-source": "The cell changed after I read it; ask me again to work on its new source.",
+    "blocked": "This conversation may not read that; allow it in the conversation's context.",
+    "no-active-page": "No JupyterLab page is connected; open the notebook in JupyterLab.",
+    "not-authoring-view": "The active tab is not a notebook in an editing view.",
+    "ambiguous-active-notebook": "More than one page shows an active notebook; close one.",
+    "artifact-mismatch": "The cell's notebook is not the active one; switch to it first.",
+    "read-only": "You may not edit this notebook.",
+    "cell-not-found": "The cell is gone from the notebook.",
+    "cell-locked": "The cell is locked against edits.",
+    "timeout": "The JupyterLab page did not answer in time.",
+    "unreachable": "I could not reach the notebook tools.",
+}
+
+
+@dataclass(frozen=True)
+class McpTarget:
+    """The HTTP MCP server of a session and the headers (the token) it needs."""
+
+    url: str
+    headers: dict[str, str]
+
+
+@dataclass(frozen=True)
+class CellRef:
+    """One notebook cell as the agent got it: from an attachment or a read tool."""
+
+    artifact_id: str
+    cell_id: str
+    cell_type: str
+    source: str
+    expected_source_hash: str
+
+
+class Refused(Exception):
+    """A tool call that ended with a contract refusal code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+def source_hash(source: str) -> str:
+    """The contract's ``expectedSourceHash`` of a complete cell source."""
+    return "sha256:" + hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
+def choose_mcp_server(servers: Sequence[Any] | None) -> McpTarget | None:
+    """The server named ``jupyter-copilot``, else the first HTTP one; ``None`` without."""
+    http = [s for s in servers or [] if isinstance(s, HttpMcpServer)]
+    http.sort(key=lambda s: s.name != MCP_SERVER_NAME)
+    return McpTarget(http[0].url, {h.name: h.value for h in http[0].headers}) if http else None
+
+
+def read_prompt(blocks: Sequence[Any]) -> tuple[str, CellRef | None]:
+    """The person's text (all text blocks) and the attached cell, if one came along."""
+    texts = [b.text for b in blocks if isinstance(b, TextContentBlock)]
+    cell = None
+    for block in blocks:
+        resource = getattr(block, "resource", None)
+        if not isinstance(block, EmbeddedResourceContentBlock) or not (
+            isinstance(resource, TextResourceContents) and resource.uri.startswith(CELL_URI_PREFIX)
+        ):
+            continue
+        meta = {**(block.field_meta or {}), **(resource.field_meta or {})}
+        artifact, _, cell_id = resource.uri[len(CELL_URI_PREFIX) :].rpartition("/")
+        cell = CellRef(
+            artifact_id=unquote(artifact),
+            cell_id=str(meta.get("cellId") or unquote(cell_id)),
+            cell_type=str(meta.get("cellType") or "code"),
+            source=resource.text,
+            expected_source_hash=str(meta.get("expectedSourceHash") or source_hash(resource.text)),
+        )
+    return "\n".join(texts), cell
+
+
+def chunks(text: str, pieces: int = 4) -> list[str]:
+    """``text`` cut at line ends into about ``pieces`` parts, for streaming."""
+    lines = text.splitlines(keepends=True)
+    size = max(1, -(-len(lines) // pieces))
+    return ["".join(lines[i : i + size]) for i in range(0, len(lines), size)] or [text]
+
+
+def fenced(source: str) -> str:
+    """``source`` as a Markdown code block whose fence no line of it can close."""
+    fence = "`" * max([3, *(len(run) + 1 for run in re.findall(r"`{3,}", source))])
+    body = source.rstrip("\r\n")
+    return f"{fence}python\n{body}\n{fence}\n"

@@ -1,0 +1,78 @@
+"""The shipped demo agent, started by the server, in a conversation with a scripted page."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_copilot.context import source_hash
+from tests.conversations import api, create, end_of, reply_of, send
+from tests.server import INVOKE
+from tests.test_conversations import next_of, open_notebook
+
+UNDOCUMENTED = "def f(x):\n    return x  # canary-conv-41\n"
+
+
+@pytest.fixture
+def copilot_config() -> dict[str, Any]:
+    """No agent configured: the demo agent is what is offered."""
+    return {"discover_agents": False}
+
+
+async def test_the_demo_agent_is_offered_when_no_agent_is_configured(jp_fetch: Any) -> None:
+    _, body = await api(jp_fetch, "agents")
+    assert [a["id"] for a in body["agents"]] == ["demo"]
+    assert "rule-based" in body["agents"][0]["label"]
+    conversation = await create(jp_fetch, chatOnly=True)
+    events = await send(jp_fetch, conversation, "Reply with the word received")
+    assert reply_of(events) == "received"
+
+
+async def test_ask_before_edits_the_demo_agent_proposes_docstrings_after_allow(
+    jp_fetch: Any, jp_ws_fetch: Any, jp_root_dir: Path, copilot: Any, http_server_client: Any
+) -> None:
+    page = await open_notebook(jp_fetch, jp_ws_fetch, jp_root_dir, copilot)
+    cell_id = page.cells[0]["cellId"]
+    attachment = {
+        "artifactId": page.artifact_id,
+        "cellId": cell_id,
+        "expectedSourceHash": source_hash(UNDOCUMENTED),
+    }
+    conversation = await create(jp_fetch, contextRefs=["selected_cell"], mode="interactive")
+    turn = asyncio.ensure_future(
+        send(jp_fetch, conversation, "add docstrings", page_id="p-1", attachment=attachment)
+    )
+    card = await next_of(page, "approval", timeout=30)
+    assert card["request"]["toolName"] == "notebook_edit_cell"
+    assert card["request"]["details"]["cellId"] == cell_id
+    assert not [r for r in page.requests if r["action"] == INVOKE]
+    status, _ = await api(
+        jp_fetch,
+        "approvals",
+        card["request"]["requestId"],
+        method="POST",
+        body={"decision": "allow"},
+    )
+    assert status == 200
+    events = await asyncio.wait_for(turn, 60)
+    assert end_of(events)["stopReason"] == "end_turn"
+    [invoke] = [r for r in page.requests if r["action"] == INVOKE]
+    new = invoke["data"]["newSource"]
+    assert new == 'def f(x):\n    """F."""\n    return x  # canary-conv-41\n'
+    assert invoke["data"]["expectedSourceHash"] == source_hash(UNDOCUMENTED)
+    assert "Keep" in reply_of(events)
+    tools = [e for e in events if e["type"] == "tool"]
+    assert tools and tools[-1]["status"] == "completed"
+
+    # The same in Plan mode is refused, and nothing reaches the page.
+    await api(jp_fetch, "conversations", conversation, method="PATCH", body={"mode": "plan"})
+    events = await send(
+        jp_fetch, conversation, "add docstrings", page_id="p-1", attachment=attachment
+    )
+    assert "Plan mode" in reply_of(events)
+    assert len([r for r in page.requests if r["action"] == INVOKE]) == 1
+    page.close()
