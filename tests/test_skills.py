@@ -483,8 +483,12 @@ def test_the_four_bundled_skills_parse_with_their_tools_and_constraints(
 def test_the_edit_skill_explains_every_refusal_code() -> None:
     text = (bundled_root() / "propose-cell-edit" / "SKILL.md").read_text(encoding="utf-8")
     body = parse_skill(text, "propose-cell-edit").body
-    # Every code of the contract's table but the two no edit call can end with.
-    codes = sorted(set(HTTP_STATUS) - {"unknown-action", "unknown-skill"})
+    # Every code of the contract's table but those no edit call can end with (the
+    # conversation API's own codes never come from a tool).
+    codes = sorted(
+        set(HTTP_STATUS)
+        - {"unknown-action", "unknown-skill", "unknown-conversation", "conversation-busy"}
+    )
     assert len(codes) == 20
     for code in codes:
         assert f"| `{code}` |" in body, code
