@@ -203,26 +203,29 @@ export async function postAction<T = unknown>(
 }
 
 /**
- * The person's decision on an approval request.
+ * The person's decision on an approval request: allow once or deny, or
+ * (for an agent's own permission request) one of the options it offered.
  */
-export type ApprovalDecision = 'allow' | 'deny';
+export type ApprovalDecision = 'allow' | 'deny' | { optionId: string };
 
 /**
  * The reply to a decision the server accepted.
  */
 export interface IApprovalDecided {
   requestId: string;
-  outcome: 'allowed' | 'denied';
+  /** `allowed` or `denied` for an edit request; what the server said otherwise. */
+  outcome: string;
 }
 
 /**
- * Decide an approval request: `POST copilot/api/approvals/<requestId>`.
+ * Decide an approval request: `POST copilot/api/approvals/<requestId>` with
+ * `{"decision"}` or `{"optionId"}`.
  *
  * A refusal (`denied` when another user decides, `aborted` when the request
  * is unknown or already ended, `invalid-input`) is returned, not thrown.
  *
  * @param requestId - The request, as the `approval` message gave it.
- * @param decision - Allow once, or deny.
+ * @param decision - Allow once, deny, or a permission option.
  * @param settings - The server settings; the defaults when omitted.
  * @throws ServerConnection.NetworkError when the server cannot be reached,
  *   and ServerConnection.ResponseError for a reply that is neither.
@@ -234,19 +237,21 @@ export async function postApprovalDecision(
 ): Promise<ActionOutcome<IApprovalDecided>> {
   const s = settings ?? ServerConnection.makeSettings();
   const url = URLExt.join(s.baseUrl, 'copilot/api/approvals', encodeURIComponent(requestId));
+  const body = typeof decision === 'string' ? { decision } : { optionId: decision.optionId };
   const response = await ServerConnection.makeRequest(
     url,
-    { method: 'POST', body: JSON.stringify({ decision }) },
+    { method: 'POST', body: JSON.stringify(body) },
     s
   );
   const reply = (await Private.readJSON(response)) as
     | { outcome?: unknown; error?: { code?: unknown; message?: unknown } }
     | null;
-  if (response.ok && typeof reply?.outcome === 'string') {
-    return { result: reply as IApprovalDecided };
+  if (response.ok) {
+    const outcome = typeof reply?.outcome === 'string' ? reply.outcome : '';
+    return { result: { requestId, outcome } };
   }
   const error = reply?.error;
-  if (!response.ok && typeof error?.code === 'string') {
+  if (typeof error?.code === 'string') {
     return { error: { code: error.code, message: String(error.message ?? '') } };
   }
   throw new ServerConnection.ResponseError(response);

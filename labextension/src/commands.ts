@@ -3,7 +3,9 @@
 
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 
+import { ContextModel } from './contextmodel';
 import { copilotIcon } from './icons';
 import { CopilotPanel } from './panel';
 
@@ -13,6 +15,15 @@ import { CopilotPanel } from './panel';
 export namespace CommandIDs {
   /** Show the Copilot panel and attach the single selected cell. */
   export const attachCell = 'jupyter-copilot:attach-cell';
+
+  /**
+   * Archive the current conversation and start a new one; `{prefill?}` is
+   * put in the composer, never sent.
+   */
+  export const newConversation = 'jupyter-copilot:new-conversation';
+
+  /** Select a cell and attach it to the current conversation. */
+  export const askAboutCell = 'jupyter-copilot:ask-about-cell';
 }
 
 /**
@@ -20,11 +31,13 @@ export namespace CommandIDs {
  *
  * @param app - The application.
  * @param panel - The Copilot panel of this page.
+ * @param notebooks - The open notebooks, for the cell to ask about.
  * @param palette - The command palette, when there is one.
  */
 export function addCommands(
   app: JupyterFrontEnd,
   panel: CopilotPanel,
+  notebooks: INotebookTracker,
   palette: ICommandPalette | null
 ): void {
   app.commands.addCommand(CommandIDs.attachCell, {
@@ -39,10 +52,115 @@ export function addCommands(
       return panel.model.attach();
     }
   });
+  app.commands.addCommand(CommandIDs.newConversation, {
+    label: 'New Copilot Conversation',
+    caption:
+      'Archive the current conversation (it stays under Earlier conversations) and start a new ' +
+      'one.',
+    icon: copilotIcon,
+    execute: async args => {
+      app.shell.activateById(panel.id);
+      const chat = await panel.chat();
+      const prefill = typeof args?.prefill === 'string' ? args.prefill : undefined;
+      return chat ? chat.newConversation(prefill) : false;
+    }
+  });
+  app.commands.addCommand(CommandIDs.askAboutCell, {
+    label: 'Ask Copilot About This Cell',
+    caption: 'Select this cell and attach it to the current Copilot conversation.',
+    icon: copilotIcon,
+    execute: async () => {
+      const target = Private.targetCell(app, notebooks);
+      if (target) {
+        Private.select(app, target);
+      }
+      app.shell.activateById(panel.id);
+      const chat = await panel.chat();
+      const selected = !!target && (await Private.untilSelected(panel.model, target.cellId));
+      const attached = selected && panel.model.attach();
+      chat?.showCurrent();
+      return attached;
+    }
+  });
   palette?.addItem({ command: CommandIDs.attachCell, category: 'Copilot' });
+  palette?.addItem({ command: CommandIDs.askAboutCell, category: 'Copilot' });
+  palette?.addItem({ command: CommandIDs.newConversation, category: 'Copilot' });
+  app.contextMenu.addItem({
+    command: CommandIDs.askAboutCell,
+    selector: '.jp-Notebook .jp-Cell',
+    rank: 99
+  });
   app.contextMenu.addItem({
     command: CommandIDs.attachCell,
     selector: '.jp-Notebook .jp-Cell',
     rank: 100
   });
+}
+
+namespace Private {
+  /**
+   * How long a newly selected cell may take to reach the context, in ms.
+   */
+  const SELECT_TIMEOUT = 3000;
+
+  /**
+   * A cell of a notebook.
+   */
+  export interface ITarget {
+    panel: NotebookPanel;
+    index: number;
+    cellId: string;
+  }
+
+  /**
+   * The cell the context menu was opened on, or else the active cell of
+   * the current notebook.
+   */
+  export function targetCell(app: JupyterFrontEnd, notebooks: INotebookTracker): ITarget | null {
+    const hit = app.contextMenuHitTest(node => node.classList.contains('jp-Cell'));
+    if (hit) {
+      const panel = notebooks.find(p => p.content.widgets.some(c => c.node === hit));
+      const index = panel?.content.widgets.findIndex(c => c.node === hit) ?? -1;
+      if (panel && index >= 0) {
+        return { panel, index, cellId: panel.content.widgets[index].model.id };
+      }
+    }
+    const panel = notebooks.currentWidget;
+    const cell = panel?.content.activeCell;
+    if (!panel || !cell) {
+      return null;
+    }
+    return { panel, index: panel.content.activeCellIndex, cellId: cell.model.id };
+  }
+
+  /**
+   * Make a cell the only selected one of its notebook.
+   */
+  export function select(app: JupyterFrontEnd, target: ITarget): void {
+    if (app.shell.currentWidget !== target.panel) {
+      app.shell.activateById(target.panel.id);
+    }
+    const notebook = target.panel.content;
+    notebook.activeCellIndex = target.index;
+    notebook.deselectAll();
+  }
+
+  /**
+   * Refresh the context until it shows a cell as the selected one.
+   *
+   * @returns Whether it did before the timeout.
+   */
+  export async function untilSelected(model: ContextModel, cellId: string): Promise<boolean> {
+    const deadline = Date.now() + SELECT_TIMEOUT;
+    for (;;) {
+      await model.refresh();
+      if (model.context?.cell?.cellId === cellId) {
+        return true;
+      }
+      if (Date.now() > deadline || model.isDisposed) {
+        return false;
+      }
+      await new Promise(resolve => window.setTimeout(resolve, 100));
+    }
+  }
 }

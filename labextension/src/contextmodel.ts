@@ -73,37 +73,17 @@ export class ContextModel implements IDisposable {
 
   /**
    * Fetch the context now; only the answer to the latest call is kept.
+   *
+   * @returns A promise that settles once the context holds an answer asked
+   *   for at or after this call: this call's own, or that of a later call
+   *   that overtook it.
    */
-  async refresh(): Promise<void> {
+  refresh(): Promise<void> {
     window.clearTimeout(this._timer);
     const seq = ++this._seq;
-    let next: ContextModel.IContext;
-    try {
-      const outcome = await postAction<IGetContextResult>(
-        Actions.getContext,
-        { data: {}, pageId: this._pageId },
-        this._settings
-      );
-      next = outcome.error
-        ? { viewState: null, cell: null, message: outcome.error.message }
-        : Private.parse(outcome.result.customContext);
-    } catch {
-      next = { viewState: null, cell: null, message: 'The Copilot server cannot be reached.' };
-    }
-    if (seq !== this._seq || this._isDisposed) {
-      return;
-    }
-    this._context = next;
-    const a = this._attachment;
-    if (a) {
-      const cell = next.cell;
-      if (!cell?.expectedSourceHash || cell.artifactId !== a.artifactId || cell.cellId !== a.cellId) {
-        this._setAttachment(null);
-      } else if (cell.expectedSourceHash !== a.expectedSourceHash) {
-        this._setAttachment({ ...a, expectedSourceHash: cell.expectedSourceHash });
-      }
-    }
-    this._changed.emit();
+    const done = this._fetch(seq).then(applied => (applied ? undefined : this._latest));
+    this._latest = done;
+    return done;
   }
 
   /**
@@ -140,6 +120,43 @@ export class ContextModel implements IDisposable {
     Signal.clearData(this);
   }
 
+  /**
+   * Fetch and apply the context; `false` when a later call overtook this one.
+   */
+  private async _fetch(seq: number): Promise<boolean> {
+    let next: ContextModel.IContext;
+    try {
+      const outcome = await postAction<IGetContextResult>(
+        Actions.getContext,
+        { data: {}, pageId: this._pageId },
+        this._settings
+      );
+      next = outcome.error
+        ? { viewState: null, cell: null, message: outcome.error.message }
+        : Private.parse(outcome.result.customContext);
+    } catch {
+      next = { viewState: null, cell: null, message: 'The Copilot server cannot be reached.' };
+    }
+    if (this._isDisposed) {
+      return true;
+    }
+    if (seq !== this._seq) {
+      return false;
+    }
+    this._context = next;
+    const a = this._attachment;
+    if (a) {
+      const cell = next.cell;
+      if (!cell?.expectedSourceHash || cell.artifactId !== a.artifactId || cell.cellId !== a.cellId) {
+        this._setAttachment(null);
+      } else if (cell.expectedSourceHash !== a.expectedSourceHash) {
+        this._setAttachment({ ...a, expectedSourceHash: cell.expectedSourceHash });
+      }
+    }
+    this._changed.emit();
+    return true;
+  }
+
   private _setAttachment(value: ContextModel.IAttachment | null): void {
     this._attachment = value;
     this._attachmentChanged.emit(value);
@@ -150,6 +167,7 @@ export class ContextModel implements IDisposable {
   private _context: ContextModel.IContext | null = null;
   private _attachment: ContextModel.IAttachment | null = null;
   private _seq = 0;
+  private _latest: Promise<void> = Promise.resolve();
   private _timer = 0;
   private _isDisposed = false;
   private _changed = new Signal<this, void>(this);
@@ -196,7 +214,7 @@ export namespace ContextModel {
   }
 
   /**
-   * The attached cell, for the conversation of a later issue.
+   * The attached cell, sent with the next message of the conversation.
    */
   export interface IAttachment {
     artifactId: string;

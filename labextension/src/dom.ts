@@ -1,6 +1,8 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { LabIcon } from '@jupyterlab/ui-components';
+
 /**
  * Create an element with a class and, optionally, its text.
  */
@@ -10,5 +12,18 @@ export function element(tag: string, className: string, text?: string): HTMLElem
   if (text !== undefined) {
     node.textContent = text;
   }
+  return node;
+}
+
+/**
+ * A button of type button with an icon and an accessible name, which is
+ * also its tooltip.
+ */
+export function iconButton(className: string, icon: LabIcon, label: string): HTMLButtonElement {
+  const node = element('button', `jp-Copilot-IconButton ${className}`) as HTMLButtonElement;
+  node.type = 'button';
+  node.title = label;
+  node.setAttribute('aria-label', label);
+  node.append(icon.element({ tag: 'span', className: 'jp-Copilot-Icon' }));
   return node;
 }

@@ -9,6 +9,7 @@ import { ICommandPalette } from '@jupyterlab/apputils';
 import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { PageConfig } from '@jupyterlab/coreutils';
 import { INotebookTracker } from '@jupyterlab/notebook';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ServerConnection } from '@jupyterlab/services';
 import { UUID } from '@lumino/coreutils';
 
@@ -34,15 +35,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'The Copilot side panel and the page bridge of jupyter-copilot.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ICommandPalette, IEditorLanguageRegistry],
+  optional: [ICommandPalette, IEditorLanguageRegistry, IRenderMimeRegistry],
   activate: (
     app: JupyterFrontEnd,
     notebooks: INotebookTracker,
     palette: ICommandPalette | null,
-    languages: IEditorLanguageRegistry | null
+    languages: IEditorLanguageRegistry | null,
+    rendermime: IRenderMimeRegistry | null
   ): void => {
     // Never hold up the application start on the server round trip.
-    void Private.start(app, notebooks, palette, languages);
+    void Private.start(app, notebooks, palette, languages, rendermime);
   }
 };
 
@@ -56,7 +58,8 @@ namespace Private {
     app: JupyterFrontEnd,
     notebooks: INotebookTracker,
     palette: ICommandPalette | null,
-    languages: IEditorLanguageRegistry | null
+    languages: IEditorLanguageRegistry | null,
+    rendermime: IRenderMimeRegistry | null
   ): Promise<void> {
     const serverSettings = app.serviceManager?.serverSettings ?? ServerConnection.makeSettings();
     let manifest: IManifest;
@@ -92,11 +95,12 @@ namespace Private {
       serverSettings,
       bridge,
       notebooks,
-      shell: app.shell
+      shell: app.shell,
+      rendermime
     });
     panel.node.dataset.pageMatch = String(pageMatches(page.match, url()));
     app.shell.add(panel, 'right', { rank: 600 });
-    addCommands(app, panel, palette);
+    addCommands(app, panel, notebooks, palette);
 
     // Edit proposals run on the main thread, never from a published snapshot:
     // they need the live cell widgets and open a review.

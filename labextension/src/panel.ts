@@ -3,6 +3,7 @@
 
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { INotebookTracker } from '@jupyterlab/notebook';
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ServerConnection } from '@jupyterlab/services';
 import { SidePanel } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
@@ -11,6 +12,7 @@ import { Panel, Widget } from '@lumino/widgets';
 import { ApprovalModel } from './approvals/model';
 import { ApprovalsView } from './approvals/view';
 import { Bridge } from './bridge';
+import type { ChatView } from './chat/view';
 import { ContextModel } from './contextmodel';
 import { ContextView } from './contextview';
 import { copilotIcon } from './icons';
@@ -19,8 +21,9 @@ import { PageStateTracker } from './state';
 
 /**
  * The Copilot side panel: the approval cards on top (only while a tool call
- * waits for the person), the context section and, below them, the
- * conversation area that a later issue fills.
+ * waits for the person), the context section and, below them, the chat.
+ * The chat's code is loaded in its own chunk when the panel is first shown
+ * or a command needs it, which keeps it out of JupyterLab's start.
  */
 export class CopilotPanel extends SidePanel {
   /**
@@ -52,7 +55,8 @@ export class CopilotPanel extends SidePanel {
     this._shell = options.shell;
     this.addWidget(new ApprovalsView(this.approvals));
     this.addWidget(new ContextView(this.model));
-    this.conversation = new Widget();
+    this._options = options;
+    this.conversation = new Panel();
     this.conversation.addClass('jp-Copilot-Conversation');
     this.conversation.node.setAttribute('role', 'region');
     this.conversation.node.setAttribute('aria-label', 'Conversation');
@@ -79,9 +83,38 @@ export class CopilotPanel extends SidePanel {
   readonly approvals: ApprovalModel;
 
   /**
-   * The conversation area, empty until a later issue fills it.
+   * The conversation area, which holds the chat once it is loaded.
    */
-  readonly conversation: Widget;
+  readonly conversation: Panel;
+
+  /**
+   * The chat, loading it on first use.
+   *
+   * @returns The chat, or `null` when its code cannot be loaded.
+   */
+  chat(): Promise<ChatView | null> {
+    this._chat ??= import('./chat/view')
+      .then(({ ChatView }) => {
+        if (this.isDisposed) {
+          return null;
+        }
+        const view = new ChatView({
+          pageId: this.node.dataset.pageId!,
+          context: this.model,
+          cellLabel: a => Private.cellLabel(this._options.notebooks, a),
+          rendermime: this._options.rendermime ?? null,
+          serverSettings: this._options.serverSettings
+        });
+        this.conversation.addWidget(view);
+        return view;
+      })
+      .catch(() => {
+        this._chat = null;
+        this.conversation.node.dataset.loadError = 'true';
+        return null;
+      });
+    return this._chat;
+  }
 
   /**
    * Make the panel visible in its side area, without moving the keyboard
@@ -132,6 +165,7 @@ export class CopilotPanel extends SidePanel {
     if (this._tracker.stats.sent > 0) {
       this.model.scheduleRefresh(0);
     }
+    void this.chat();
   }
 
   /**
@@ -169,6 +203,8 @@ export class CopilotPanel extends SidePanel {
 
   private _tracker: PageStateTracker;
   private _shell: JupyterFrontEnd.IShell;
+  private _options: CopilotPanel.IOptions;
+  private _chat: Promise<ChatView | null> | null = null;
   private _quietActivation = false;
 }
 
@@ -192,5 +228,29 @@ export namespace CopilotPanel {
     notebooks: INotebookTracker;
     /** The application shell, to reveal the panel for a new approval. */
     shell: JupyterFrontEnd.IShell;
+    /** JupyterLab's renderers, for the agent's Markdown; plain text without. */
+    rendermime?: IRenderMimeRegistry | null;
+  }
+}
+
+namespace Private {
+  /**
+   * "Code cell 3" or "Markdown cell 3" for an attached cell of an open
+   * notebook, as the server names it; else "Attached cell".
+   */
+  export function cellLabel(notebooks: INotebookTracker, a: ContextModel.IAttachment): string {
+    // The current notebook first: a copied notebook repeats cell ids.
+    const panels = [notebooks.currentWidget];
+    notebooks.forEach(panel => void panels.push(panel));
+    for (const panel of panels) {
+      const cells = panel?.model?.cells;
+      for (let i = 0; cells && i < cells.length; i++) {
+        const cell = cells.get(i);
+        if (cell.id === a.cellId) {
+          return `${cell.type === 'markdown' ? 'Markdown' : 'Code'} cell ${i + 1}`;
+        }
+      }
+    }
+    return 'Attached cell';
   }
 }

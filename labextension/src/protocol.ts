@@ -57,10 +57,27 @@ export interface IApprovalDetails {
   artifactId?: string;
   cellId?: string;
   newSourceBytes?: number;
+  /** The conversation of an agent's own permission request. */
+  conversationId?: string;
+  /** The agent's tool call that asks, in a permission request. */
+  toolCallId?: string;
 }
 
 /**
- * An approval request (contract section 8).
+ * One answer an agent offers to its own permission request
+ * (`kind: "permission"`): ACP's `allow_once`, `allow_always`, `reject_once`
+ * or `reject_always`.
+ */
+export interface IPermissionOption {
+  optionId: string;
+  name: string;
+  kind: string;
+}
+
+/**
+ * An approval request (contract section 8). `kind` is `edit` for a
+ * `notebook_edit_cell` call and `permission` for an agent's own ACP
+ * permission request, which alone carries `options`.
  */
 export interface IApproval {
   requestId: string;
@@ -68,6 +85,8 @@ export interface IApproval {
   kind: string;
   description: string;
   details: IApprovalDetails;
+  /** The answers the agent offers; empty unless `kind` is `permission`. */
+  options: IPermissionOption[];
 }
 
 /**
@@ -104,11 +123,10 @@ export function parseApprovalRequest(msg: Record<string, unknown>): IApprovalReq
     unknown
   >;
   const details: IApprovalDetails = {};
-  if (typeof d.artifactId === 'string') {
-    details.artifactId = d.artifactId;
-  }
-  if (typeof d.cellId === 'string') {
-    details.cellId = d.cellId;
+  for (const key of ['artifactId', 'cellId', 'conversationId', 'toolCallId'] as const) {
+    if (typeof d[key] === 'string') {
+      details[key] = d[key] as string;
+    }
   }
   if (Number.isInteger(d.newSourceBytes) && (d.newSourceBytes as number) >= 0) {
     details.newSourceBytes = d.newSourceBytes as number;
@@ -119,7 +137,8 @@ export function parseApprovalRequest(msg: Record<string, unknown>): IApprovalReq
       toolName: r.toolName as string,
       kind: typeof r.kind === 'string' ? r.kind : '',
       description: typeof r.description === 'string' ? r.description : '',
-      details
+      details,
+      options: Private.options(r.options)
     },
     path: typeof msg.path === 'string' ? msg.path : '',
     expiresInMs:
@@ -144,5 +163,24 @@ namespace Private {
    */
   export function id(value: unknown): value is string {
     return typeof value === 'string' && value.length > 0;
+  }
+
+  /**
+   * The well-formed permission options of a request, in the agent's order.
+   */
+  export function options(value: unknown): IPermissionOption[] {
+    if (!Array.isArray(value)) {
+      return [];
+    }
+    return value
+      .filter(
+        (o): o is Record<string, unknown> =>
+          typeof o === 'object' && o !== null && id(o.optionId) && typeof o.name === 'string'
+      )
+      .map(o => ({
+        optionId: o.optionId as string,
+        name: (o.name as string) || (o.optionId as string),
+        kind: typeof o.kind === 'string' ? o.kind : ''
+      }));
   }
 }

@@ -2,30 +2,40 @@
 // Distributed under the terms of the Modified BSD License.
 
 import { element } from '../dom';
+import type { IPermissionOption } from '../protocol';
 import type { ApprovalModel } from './model';
+import { ApprovalTexts } from './texts';
 
 /**
  * The DOM of one approval card, with the hooks browser tests use:
- * `.jp-Copilot-Approval[data-request-id][data-state]` (role group), its
- * parts `.jp-Copilot-Approval{Tool,Operation,Target,Size,Message}` and the
- * buttons `.jp-Copilot-ApprovalAllow` and `.jp-Copilot-ApprovalDeny`.
+ * `.jp-Copilot-Approval[data-request-id][data-kind][data-state]` (role
+ * group), its parts `.jp-Copilot-Approval{Tool,Operation,Target,Size,Message}`
+ * and its buttons: `.jp-Copilot-ApprovalAllow` and `.jp-Copilot-ApprovalDeny`
+ * on an edit card; on an agent's permission card one
+ * `.jp-Copilot-ApprovalOption[data-option-id][data-option-kind]` per option
+ * the agent offered, in its order.
  */
 export namespace ApprovalCard {
   /**
-   * The empty card of a request.
+   * The empty card of a request, with the buttons its kind needs.
    */
-  export function create(requestId: string): HTMLElement {
+  export function create(card: ApprovalModel.ICard): HTMLElement {
     const node = element('div', 'jp-Copilot-Approval');
-    node.dataset.requestId = requestId;
+    node.dataset.requestId = card.requestId;
+    node.dataset.kind = card.kind;
     node.setAttribute('role', 'group');
     // Focusable by script only, to take the focus when a focused card goes.
     node.tabIndex = -1;
     const actions = element('div', 'jp-Copilot-ApprovalActions');
-    const allow = Private.button('jp-mod-accept jp-Copilot-ApprovalAllow', 'Allow once');
-    allow.title = 'Let this tool call go ahead once. An edit still opens as a review first.';
-    const deny = Private.button('jp-mod-reject jp-Copilot-ApprovalDeny', 'Deny');
-    deny.title = 'Refuse this tool call (Escape)';
-    actions.append(allow, deny);
+    if (card.kind === 'permission' && card.options.length > 0) {
+      actions.append(...card.options.map(Private.option));
+    } else {
+      const allow = Private.button('jp-mod-accept jp-Copilot-ApprovalAllow', 'Allow once');
+      allow.title = 'Let this tool call go ahead once. An edit still opens as a review first.';
+      const deny = Private.button('jp-mod-reject jp-Copilot-ApprovalDeny', 'Deny');
+      deny.title = 'Refuse this tool call (Escape)';
+      actions.append(allow, deny);
+    }
     const message = element('div', 'jp-Copilot-ApprovalMessage');
     message.setAttribute('role', 'status');
     message.setAttribute('aria-live', 'polite');
@@ -45,9 +55,12 @@ export namespace ApprovalCard {
    */
   export function update(node: HTMLElement, card: ApprovalModel.ICard): void {
     node.dataset.state = card.state;
-    node.setAttribute('aria-label', `Approval for ${card.toolName}`);
+    const tool = ApprovalTexts.toolTitle(card.toolName);
+    node.setAttribute('aria-label', `Approval for ${tool}`);
     node.setAttribute('aria-busy', String(card.state === 'deciding'));
-    Private.text(node, '.jp-Copilot-ApprovalTool', card.toolName);
+    Private.text(node, '.jp-Copilot-ApprovalTool', tool);
+    node.querySelector<HTMLElement>('.jp-Copilot-ApprovalTool')!.title =
+      tool === card.toolName ? '' : card.toolName;
     Private.text(node, '.jp-Copilot-ApprovalOperation', card.operation);
     Private.text(node, '.jp-Copilot-ApprovalTarget', card.target);
     Private.text(node, '.jp-Copilot-ApprovalSize', card.size);
@@ -76,6 +89,21 @@ namespace Private {
   export function button(className: string, label: string): HTMLButtonElement {
     const node = element('button', `jp-mod-styled ${className}`, label) as HTMLButtonElement;
     node.type = 'button';
+    return node;
+  }
+
+  /**
+   * The button of one permission option: the agent's allow options are
+   * primary, its reject options secondary.
+   */
+  export function option(o: IPermissionOption): HTMLButtonElement {
+    const primary = o.kind.startsWith('allow');
+    const node = button(
+      `${primary ? 'jp-mod-accept' : 'jp-mod-reject'} jp-Copilot-ApprovalOption`,
+      o.name
+    );
+    node.dataset.optionId = o.optionId;
+    node.dataset.optionKind = o.kind;
     return node;
   }
 }

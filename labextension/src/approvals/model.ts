@@ -8,7 +8,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { ApprovalDecision, postApprovalDecision } from '../api';
 import { Bridge } from '../bridge';
-import { IApprovalEnded, IApprovalRequest } from '../protocol';
+import { IApprovalEnded, IApprovalRequest, IPermissionOption } from '../protocol';
 import { ApprovalTexts } from './texts';
 
 /**
@@ -64,7 +64,7 @@ export class ApprovalModel implements IDisposable {
    * the server accepts it; on a refusal or a failed request it shows why.
    *
    * @param requestId - The card's request.
-   * @param decision - Allow once, or deny.
+   * @param decision - Allow once, deny, or one of a permission card's options.
    */
   async decide(requestId: string, decision: ApprovalDecision): Promise<void> {
     if (this._cards.get(requestId)?.state !== 'pending') {
@@ -114,7 +114,9 @@ export class ApprovalModel implements IDisposable {
     const kept = known && known.state !== 'ended' ? known : null;
     const card: ApprovalModel.ICard = {
       requestId: request.requestId,
+      kind: request.kind,
       toolName: request.toolName,
+      options: request.options,
       operation: ApprovalTexts.operation(request),
       target: ApprovalTexts.target(this._notebooks, path, request.details.cellId),
       size: ApprovalTexts.size(request),
@@ -200,8 +202,12 @@ export namespace ApprovalModel {
    */
   export interface ICard {
     readonly requestId: string;
-    /** The tool that waits, e.g. `notebook_edit_cell`. */
+    /** `edit`, or `permission` for an agent's own permission request. */
+    readonly kind: string;
+    /** The tool that waits, e.g. `notebook_edit_cell`, or the agent's tool call title. */
     readonly toolName: string;
+    /** The answers a permission request offers, one button each; empty otherwise. */
+    readonly options: readonly IPermissionOption[];
     /** What the tool would do. */
     readonly operation: string;
     /** E.g. "Cell 4 of 12 in analysis.ipynb"; "" when the request names none. */

@@ -55,6 +55,18 @@ export namespace ApprovalTexts {
   }
 
   /**
+   * A tool name or an agent's tool call title cut to one short line; the
+   * card gives the whole title as a tooltip.
+   *
+   * @param name - The request's `toolName`.
+   * @param max - The most characters shown, the ellipsis included.
+   */
+  export function toolTitle(name: string, max = 80): string {
+    const line = name.replace(/\s+/g, ' ').trim();
+    return line.length <= max ? line : `${line.slice(0, max - 1).trimEnd()}…`;
+  }
+
+  /**
    * "384 bytes proposed", or "" when the request gives no size.
    */
   export function size(request: IApproval): string {

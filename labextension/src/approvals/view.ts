@@ -9,7 +9,8 @@ import { ApprovalModel } from './model';
 
 /**
  * The "Approvals" section of the Copilot panel: one card per tool call that
- * waits for the person, with Allow once and Deny. Escape inside a card
+ * waits for the person, with Allow once and Deny, or with the options an
+ * agent offered for its own permission request. Escape inside a card
  * denies. The section is hidden while there is no card, and a new card never
  * takes the keyboard focus.
  */
@@ -71,7 +72,10 @@ export class ApprovalsView extends Widget {
     if (!button || !id) {
       return;
     }
-    if (button.classList.contains('jp-Copilot-ApprovalAllow')) {
+    const optionId = button.dataset.optionId;
+    if (optionId) {
+      void this._model.decide(id, { optionId });
+    } else if (button.classList.contains('jp-Copilot-ApprovalAllow')) {
       void this._model.decide(id, 'allow');
     } else if (button.classList.contains('jp-Copilot-ApprovalDeny')) {
       void this._model.decide(id, 'deny');
@@ -114,7 +118,7 @@ export class ApprovalsView extends Widget {
       if (!node) {
         // Cards only ever join at the end: existing nodes never move, so a
         // focused button keeps its focus.
-        node = ApprovalCard.create(card.requestId);
+        node = ApprovalCard.create(card);
         this._nodes.set(card.requestId, node);
         this._list.append(node);
       }

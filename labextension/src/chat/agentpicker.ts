@@ -1,0 +1,142 @@
+// Copyright (c) jupyter-copilot contributors.
+// Distributed under the terms of the Modified BSD License.
+
+import { IDisposable } from '@lumino/disposable';
+
+import { element } from '../dom';
+import type { IAgent, IAgentsInfo } from './api';
+import type { ChatModel } from './model';
+import { labelledCheckbox, Popover } from './popover';
+
+/**
+ * The Agent popover: the agents with their one-line descriptions
+ * (`[data-agent-id]`, role radio) and the Chat-only switch
+ * (`input[data-chat-only]`). Both are fixed from the first message on.
+ */
+export class AgentPicker implements IDisposable {
+  /**
+   * Create the picker of a chat model.
+   */
+  constructor(model: ChatModel) {
+    this._model = model;
+    this.popover = new Popover({
+      title: 'Agent',
+      buttonClass: 'jp-Copilot-AgentPicker',
+      popoverClass: 'jp-Copilot-AgentPopover'
+    });
+    this._list = element('div', 'jp-Copilot-AgentList');
+    this._list.setAttribute('role', 'radiogroup');
+    this._list.setAttribute('aria-label', 'Agent');
+    const [chatOnly, box] = labelledCheckbox(
+      'jp-Copilot-ChatOnly',
+      'Chat only',
+      'No tools: the agent gets your messages and attached cells only.'
+    );
+    box.dataset.chatOnly = '';
+    this._chatOnly = box;
+    this._hint = element('p', 'jp-Copilot-PopoverHint');
+    this.popover.node.append(this._list, chatOnly, this._hint);
+    this._list.addEventListener('click', this._onPick);
+    this._list.addEventListener('keydown', this._onKeydown);
+    box.addEventListener('change', this._onChatOnly);
+    model.changed.connect(this._render, this);
+    this._render();
+  }
+
+  /** The button and its popover. */
+  readonly popover: Popover;
+
+  /** Whether the picker is disposed. */
+  get isDisposed(): boolean {
+    return this.popover.isDisposed;
+  }
+
+  /**
+   * Disconnect from the model and the DOM.
+   */
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._model.changed.disconnect(this._render, this);
+    this._list.removeEventListener('click', this._onPick);
+    this._list.removeEventListener('keydown', this._onKeydown);
+    this._chatOnly.removeEventListener('change', this._onChatOnly);
+    this.popover.dispose();
+  }
+
+  private _onPick = (event: Event): void => {
+    const item = (event.target as Element).closest<HTMLButtonElement>('[data-agent-id]');
+    if (item && !item.disabled) {
+      void this._model.update({ agentId: item.dataset.agentId! });
+    }
+  };
+
+  /**
+   * Arrow keys move between the agents, as in any radio group.
+   */
+  private _onKeydown = (event: KeyboardEvent): void => {
+    const step = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 }[event.key];
+    if (!step) {
+      return;
+    }
+    event.preventDefault();
+    const items = [...this._list.querySelectorAll<HTMLButtonElement>('[data-agent-id]')];
+    const i = items.indexOf(document.activeElement as HTMLButtonElement);
+    items[(i + step + items.length) % items.length]?.focus();
+  };
+
+  private _onChatOnly = (): void => {
+    void this._model.update({ chatOnly: this._chatOnly.checked });
+  };
+
+  private _render(): void {
+    const { catalog, settings, isFixed } = this._model;
+    if (catalog !== this._catalog) {
+      this._catalog = catalog;
+      this._list.replaceChildren(...(catalog?.agents ?? []).map(Private.agentItem));
+    }
+    const agent = catalog?.agents.find(a => a.id === settings.agentId);
+    this.popover.label = agent?.label ?? 'Agent';
+    this.popover.button.title = agent
+      ? `Agent: ${agent.label}${settings.chatOnly ? ' (chat only)' : ''}`
+      : 'Choose an agent';
+    this.popover.button.classList.toggle('jp-mod-chatOnly', settings.chatOnly);
+    this._list.querySelectorAll<HTMLButtonElement>('[data-agent-id]').forEach(item => {
+      item.setAttribute('aria-checked', String(item.dataset.agentId === settings.agentId));
+      item.disabled = isFixed;
+    });
+    this._chatOnly.checked = settings.chatOnly;
+    this._chatOnly.disabled = isFixed;
+    this._hint.textContent = isFixed
+      ? 'The agent and Chat only are fixed for this conversation. ' +
+        'Start a new conversation (+) to change them.'
+      : catalog && catalog.agents.length === 0
+        ? 'No agent is available on this server.'
+        : '';
+    this._hint.hidden = !this._hint.textContent;
+  }
+
+  private _model: ChatModel;
+  private _catalog: IAgentsInfo | null = null;
+  private _list: HTMLElement;
+  private _chatOnly: HTMLInputElement;
+  private _hint: HTMLElement;
+}
+
+namespace Private {
+  /**
+   * The item of one agent: its label and the first line of its description.
+   */
+  export function agentItem(agent: IAgent): HTMLElement {
+    const item = element('button', 'jp-Copilot-AgentItem') as HTMLButtonElement;
+    item.type = 'button';
+    item.setAttribute('role', 'radio');
+    item.dataset.agentId = agent.id;
+    item.append(
+      element('span', 'jp-Copilot-AgentLabel', agent.label),
+      element('span', 'jp-Copilot-AgentDescription', agent.description.split('\n', 1)[0])
+    );
+    return item;
+  }
+}

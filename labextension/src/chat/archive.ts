@@ -1,0 +1,178 @@
+// Copyright (c) jupyter-copilot contributors.
+// Distributed under the terms of the Modified BSD License.
+
+import { ServerConnection } from '@jupyterlab/services';
+import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import { ChatApi, IConversation } from './api';
+import { ChatTexts } from './texts';
+import { ITurn, parseTurn } from './transcript';
+
+/**
+ * The person's earlier conversations: the list, and one of them opened
+ * read-only. Archiving never deletes, so every archived conversation stays
+ * reachable here.
+ */
+export class ArchiveModel implements IDisposable {
+  /**
+   * Create the model of the archive.
+   */
+  constructor(options: ArchiveModel.IOptions = {}) {
+    this._server = options.serverSettings ?? ServerConnection.makeSettings();
+  }
+
+  /**
+   * What the chat shows: the current conversation (`closed`), the list of
+   * earlier ones (`list`) or one of them (`view`).
+   */
+  get mode(): ArchiveModel.Mode {
+    return this._mode;
+  }
+
+  /** The earlier conversations, newest first; `null` while they load. */
+  get conversations(): readonly IConversation[] | null {
+    return this._list;
+  }
+
+  /** The conversation opened read-only, with its turns. */
+  get viewing(): ArchiveModel.IViewing | null {
+    return this._viewing;
+  }
+
+  /** Why the list or a conversation could not be read; "" otherwise. */
+  get message(): string {
+    return this._message;
+  }
+
+  /** Emitted when anything changes. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  /** Whether the model is disposed. */
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /**
+   * Show the list of conversations other than the current one.
+   *
+   * @param currentId - The current conversation, left out of the list.
+   */
+  async openList(currentId: string | null): Promise<void> {
+    const seq = this._go('list');
+    this._list = null;
+    this._changed.emit();
+    try {
+      const all = await ChatApi.list(this._server);
+      if (seq === this._seq) {
+        this._list = all.filter(c => c.id !== currentId && c.title !== null);
+      }
+    } catch (error) {
+      if (seq === this._seq) {
+        this._list = [];
+        this._message = ChatTexts.failure(error);
+      }
+    }
+    this._changed.emit();
+  }
+
+  /**
+   * Open one conversation read-only.
+   */
+  async open(id: string): Promise<void> {
+    const seq = this._go('view');
+    this._viewing = null;
+    this._changed.emit();
+    try {
+      const { conversation, turns } = await ChatApi.get(this._server, id);
+      if (seq === this._seq) {
+        this._viewing = {
+          conversation,
+          turns: turns.map(parseTurn).filter((t): t is ITurn => t !== null)
+        };
+      }
+    } catch (error) {
+      if (seq === this._seq) {
+        this._message = ChatTexts.failure(error);
+      }
+    }
+    this._changed.emit();
+  }
+
+  /**
+   * One step back: from a conversation to the list, from the list to the
+   * current conversation.
+   */
+  back(): void {
+    if (this._mode === 'view' && this._list !== null) {
+      this._go('list');
+      this._changed.emit();
+    } else {
+      this.close();
+    }
+  }
+
+  /**
+   * Go back to the current conversation.
+   */
+  close(): void {
+    if (this._mode !== 'closed') {
+      this._go('closed');
+      this._viewing = null;
+      this._changed.emit();
+    }
+  }
+
+  /**
+   * Drop the signal connections.
+   */
+  dispose(): void {
+    if (!this._isDisposed) {
+      this._isDisposed = true;
+      Signal.clearData(this);
+    }
+  }
+
+  private _go(mode: ArchiveModel.Mode): number {
+    this._mode = mode;
+    this._message = '';
+    return ++this._seq;
+  }
+
+  private _server: ServerConnection.ISettings;
+  private _mode: ArchiveModel.Mode = 'closed';
+  private _list: IConversation[] | null = null;
+  private _viewing: ArchiveModel.IViewing | null = null;
+  private _message = '';
+  private _seq = 0;
+  private _isDisposed = false;
+  private _changed = new Signal<this, void>(this);
+}
+
+/**
+ * The types of the archive model.
+ */
+export namespace ArchiveModel {
+  /**
+   * The options of the archive model.
+   */
+  export interface IOptions {
+    /** The server settings; the defaults when omitted. */
+    serverSettings?: ServerConnection.ISettings;
+  }
+
+  /**
+   * What the chat shows, see {@link ArchiveModel.mode}.
+   */
+  export type Mode = 'closed' | 'list' | 'view';
+
+  /**
+   * A conversation opened read-only.
+   */
+  export interface IViewing {
+    conversation: IConversation;
+    turns: ITurn[];
+  }
+}

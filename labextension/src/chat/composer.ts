@@ -1,0 +1,227 @@
+// Copyright (c) jupyter-copilot contributors.
+// Distributed under the terms of the Modified BSD License.
+
+import { addIcon, closeIcon, stopIcon } from '@jupyterlab/ui-components';
+import { Widget } from '@lumino/widgets';
+
+import type { ContextModel } from '../contextmodel';
+import { element, iconButton } from '../dom';
+import type { ChatModel } from './model';
+import { AgentPicker } from './agentpicker';
+import { ContextPicker } from './contextpicker';
+
+/**
+ * Where the person writes: the attached cell `.jp-Copilot-ComposerAttachment`,
+ * the `textarea` (Enter sends, Shift+Enter starts a new line) and the bar:
+ * New conversation `.jp-Copilot-NewConversation`, the Agent and Context
+ * pickers, the mode `select.jp-Copilot-ModeSelect`, then Stop
+ * `.jp-Copilot-Stop` (while a reply runs) and Send `.jp-Copilot-Send`.
+ */
+export class Composer extends Widget {
+  /**
+   * Create the composer of a chat model.
+   */
+  constructor(options: Composer.IOptions) {
+    super();
+    this._model = options.model;
+    this._context = options.context;
+    this._cellLabel = options.cellLabel;
+    this._onNew = options.onNewConversation;
+    this.addClass('jp-Copilot-Composer');
+    this._notice = element('div', 'jp-Copilot-ComposerNotice');
+    this._notice.setAttribute('role', 'alert');
+    this._chip = element('div', 'jp-Copilot-ComposerAttachment');
+    this._chipLabel = element('span', 'jp-Copilot-ComposerAttachmentLabel');
+    const detach = iconButton('jp-Copilot-Detach', closeIcon, 'Detach this cell');
+    this._chip.append(this._chipLabel, detach);
+    this._input = document.createElement('textarea');
+    this._input.rows = 2;
+    this._input.setAttribute('aria-label', 'Message to the agent');
+    this._input.placeholder = 'Ask the agent (Enter sends, Shift+Enter adds a line)';
+    this._agent = new AgentPicker(this._model);
+    this._contextPicker = new ContextPicker(this._model);
+    this._mode = document.createElement('select');
+    this._mode.className = 'jp-Copilot-ModeSelect';
+    this._mode.setAttribute('aria-label', 'Mode');
+    const newConversation = iconButton('jp-Copilot-NewConversation', addIcon, 'New conversation');
+    this._stop = iconButton('jp-Copilot-Stop', stopIcon, 'Stop the reply');
+    this._stop.append(element('span', 'jp-Copilot-StopLabel', 'Stop'));
+    this._send = element('button', 'jp-Copilot-Send', 'Send') as HTMLButtonElement;
+    this._send.type = 'button';
+    this._send.title = 'Send (Enter)';
+    // Stop and Send stay together at the end of the bar, also when it wraps.
+    const sending = element('span', 'jp-Copilot-SendGroup');
+    sending.append(this._stop, this._send);
+    const bar = element('div', 'jp-Copilot-ComposerBar');
+    bar.append(
+      newConversation,
+      this._agent.popover.button,
+      this._contextPicker.popover.button,
+      this._mode,
+      sending
+    );
+    const box = element('div', 'jp-Copilot-ComposerBox');
+    box.append(this._chip, this._input, bar);
+    this.node.append(this._agent.popover.node, this._contextPicker.popover.node, this._notice, box);
+
+    this._input.addEventListener('keydown', this._onKeydown);
+    this._input.addEventListener('input', this._renderButtons);
+    this._send.addEventListener('click', this._onSend);
+    this._stop.addEventListener('click', this._onStop);
+    newConversation.addEventListener('click', this._onNew);
+    detach.addEventListener('click', this._onDetach);
+    this._mode.addEventListener('change', this._onMode);
+    this._model.changed.connect(this._render, this);
+    this._context.attachmentChanged.connect(this._renderChip, this);
+    this._render();
+    this._renderChip();
+  }
+
+  /** The text being written. */
+  get draft(): string {
+    return this._input.value;
+  }
+
+  /**
+   * Put a text in the composer, replacing what is there; never sends it.
+   */
+  setDraft(text: string): void {
+    this._input.value = text;
+    this._renderButtons();
+  }
+
+  /**
+   * Focus the text area, the caret at the end.
+   */
+  focusInput(): void {
+    this._input.focus();
+    const end = this._input.value.length;
+    this._input.setSelectionRange(end, end);
+  }
+
+  /**
+   * Disconnect from the models and close the popovers.
+   */
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._model.changed.disconnect(this._render, this);
+    this._context.attachmentChanged.disconnect(this._renderChip, this);
+    this._agent.dispose();
+    this._contextPicker.dispose();
+    super.dispose();
+  }
+
+  private _onKeydown = (event: KeyboardEvent): void => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      this._onSend();
+    }
+  };
+
+  private _onSend = (): void => {
+    const text = this._input.value;
+    if (!this._canSend()) {
+      return;
+    }
+    this._input.value = '';
+    this._renderButtons();
+    void this._model.send(text).then(sent => {
+      // A refused message comes back, unless the person wrote on meanwhile.
+      if (!sent && !this.isDisposed && this._input.value === '') {
+        this.setDraft(text);
+      }
+    });
+  };
+
+  private _onStop = (): void => {
+    void this._model.stop();
+  };
+
+  private _onDetach = (): void => {
+    this._context.detach();
+    this._input.focus();
+  };
+
+  private _onMode = (): void => {
+    void this._model.update({ mode: this._mode.value });
+  };
+
+  private _canSend(): boolean {
+    const m = this._model;
+    return !m.isRunning && !!m.catalog && !!m.settings.agentId && this._input.value.trim() !== '';
+  }
+
+  private _render(): void {
+    const m = this._model;
+    this.node.dataset.state = m.isRunning ? 'running' : 'idle';
+    this._notice.textContent = m.notice;
+    this._notice.hidden = !m.notice;
+    const modes = m.catalog?.modes ?? [];
+    if (this._mode.options.length !== modes.length) {
+      this._mode.replaceChildren(
+        ...modes.map(mode => {
+          const option = new Option(mode.label, mode.id);
+          option.title = mode.description;
+          return option;
+        })
+      );
+    }
+    this._mode.value = m.settings.mode;
+    this._mode.disabled = modes.length === 0;
+    this._mode.title = modes.find(mode => mode.id === m.settings.mode)?.description ?? 'Mode';
+    this._renderButtons();
+  }
+
+  private _renderButtons = (): void => {
+    const running = this._model.isRunning;
+    this._stop.hidden = !running;
+    this._send.hidden = running;
+    this._send.disabled = !this._canSend();
+  };
+
+  private _renderChip(): void {
+    const a = this._context.attachment;
+    this._chip.hidden = !a;
+    if (a) {
+      this._chip.dataset.cellId = a.cellId;
+      this._chipLabel.textContent = this._cellLabel(a);
+      this._chip.title =
+        'This cell goes with your next message. The agent may read it and propose an edit to it.';
+    }
+  }
+
+  private _model: ChatModel;
+  private _context: ContextModel;
+  private _cellLabel: (a: ContextModel.IAttachment) => string;
+  private _onNew: () => void;
+  private _notice: HTMLElement;
+  private _chip: HTMLElement;
+  private _chipLabel: HTMLElement;
+  private _input: HTMLTextAreaElement;
+  private _agent: AgentPicker;
+  private _contextPicker: ContextPicker;
+  private _mode: HTMLSelectElement;
+  private _stop: HTMLButtonElement;
+  private _send: HTMLButtonElement;
+}
+
+/**
+ * The types of the composer.
+ */
+export namespace Composer {
+  /**
+   * The options of a composer.
+   */
+  export interface IOptions {
+    /** The conversation it writes to. */
+    model: ChatModel;
+    /** The context model that holds the attached cell. */
+    context: ContextModel;
+    /** The name of an attached cell, e.g. "Cell 3". */
+    cellLabel: (attachment: ContextModel.IAttachment) => string;
+    /** What the `+` button does. */
+    onNewConversation: () => void;
+  }
+}

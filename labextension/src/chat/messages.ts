@@ -1,0 +1,222 @@
+// Copyright (c) jupyter-copilot contributors.
+// Distributed under the terms of the Modified BSD License.
+
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import { Panel, Widget } from '@lumino/widgets';
+
+import { element } from '../dom';
+import { ReplyView } from './reply';
+import { ToolCard } from './toolcard';
+import { endNotice, INotice, ITurn } from './transcript';
+
+/**
+ * The messages of a conversation, oldest first: per turn the person's
+ * message `.jp-Copilot-Message[data-role=user]` and the agent's
+ * `.jp-Copilot-Message[data-role=agent][data-state]` (`running`, `done`,
+ * `stopped` or `error`) with its tool cards, reply and end notice
+ * `.jp-Copilot-TurnNotice[data-level]`. It keeps to the bottom while the
+ * person has not scrolled up.
+ */
+export class MessagesView extends Panel {
+  /**
+   * Create an empty list.
+   */
+  constructor(options: MessagesView.IOptions) {
+    super();
+    this._rendermime = options.rendermime;
+    this.addClass('jp-Copilot-Messages');
+    this.node.setAttribute('role', 'log');
+    this.node.setAttribute('aria-label', 'Messages');
+    this.node.tabIndex = 0;
+    this._empty = new Widget({ node: element('div', 'jp-Copilot-ChatEmpty') });
+    this.addWidget(this._empty);
+    this.node.addEventListener('scroll', this._onScroll, { passive: true });
+    this._observer = new MutationObserver(() => this._stick && this._toBottom());
+    this._observer.observe(this.node, { childList: true, subtree: true, characterData: true });
+  }
+
+  /**
+   * Set what the list says while it has no message.
+   */
+  set emptyText(text: string) {
+    this._empty.node.textContent = text;
+  }
+
+  /**
+   * Show these turns instead of the current ones.
+   */
+  setTurns(turns: readonly ITurn[]): void {
+    this._turns.forEach(t => t.dispose());
+    this._turns = [];
+    turns.forEach((_, i) => this.updateTurn(i, turns));
+    this._empty.setHidden(turns.length > 0);
+    this._stick = true;
+    this._toBottom();
+  }
+
+  /**
+   * Show turn `index` of `turns`, adding it when it is new.
+   */
+  updateTurn(index: number, turns: readonly ITurn[]): void {
+    let view = this._turns[index];
+    if (!view) {
+      view = new Private.TurnView(turns[index], this._rendermime);
+      this._turns[index] = view;
+      this.addWidget(view.user);
+      this.addWidget(view.agent);
+      this._empty.setHidden(true);
+      this._stick = true;
+    }
+    view.update(turns[index]);
+  }
+
+  /**
+   * Stop observing the list.
+   */
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._observer.disconnect();
+    this.node.removeEventListener('scroll', this._onScroll);
+    this._turns.forEach(t => t.dispose());
+    super.dispose();
+  }
+
+  private _onScroll = (): void => {
+    const n = this.node;
+    this._stick = n.scrollHeight - n.scrollTop - n.clientHeight < Private.STICK_PX;
+  };
+
+  private _toBottom(): void {
+    this.node.scrollTop = this.node.scrollHeight;
+  }
+
+  private _rendermime: IRenderMimeRegistry | null;
+  private _empty: Widget;
+  private _turns: Private.TurnView[] = [];
+  private _observer: MutationObserver;
+  private _stick = true;
+}
+
+/**
+ * The types of the messages view.
+ */
+export namespace MessagesView {
+  /**
+   * The options of a messages view.
+   */
+  export interface IOptions {
+    /** The renderers of the agent's Markdown; plain text without. */
+    rendermime: IRenderMimeRegistry | null;
+  }
+}
+
+namespace Private {
+  /** How close to the bottom counts as "at the bottom", in pixels. */
+  export const STICK_PX = 40;
+
+  /**
+   * The two messages of one turn.
+   */
+  export class TurnView {
+    constructor(turn: ITurn, rendermime: IRenderMimeRegistry | null) {
+      const u = element('div', 'jp-Copilot-Message');
+      u.dataset.role = 'user';
+      u.append(element('div', 'jp-Copilot-MessageText', turn.user.text));
+      const a = turn.user.attachment;
+      if (a) {
+        const chip = element('span', 'jp-Copilot-AttachmentChip', a.label);
+        chip.dataset.cellId = a.cellId;
+        chip.title = `${a.label} was attached to this message`;
+        u.append(chip);
+      }
+      this.user = new Widget({ node: u });
+      this.agent = new Panel();
+      this.agent.addClass('jp-Copilot-Message');
+      this.agent.node.dataset.role = 'agent';
+      this._restarted = new Widget({
+        node: element(
+          'div',
+          'jp-Copilot-TurnNotice',
+          'The agent had stopped and was started again: it does not remember the earlier messages.'
+        )
+      });
+      this._restarted.node.dataset.level = 'info';
+      this._tools = new Widget({ node: element('div', 'jp-Copilot-ToolCalls') });
+      this._reply = new ReplyView(rendermime);
+      this._footer = new Widget({ node: element('div', 'jp-Copilot-TurnFooter') });
+      this.agent.addWidget(this._restarted);
+      this.agent.addWidget(this._tools);
+      this.agent.addWidget(this._reply);
+      this.agent.addWidget(this._footer);
+    }
+
+    readonly user: Widget;
+    readonly agent: Panel;
+
+    update(turn: ITurn): void {
+      const running = turn.stopReason === null;
+      const notice = endNotice(turn);
+      const ended = !notice ? 'done' : notice.level === 'error' ? 'error' : 'stopped';
+      const state = running ? 'running' : ended;
+      const node = this.agent.node;
+      node.dataset.state = state;
+      node.setAttribute('aria-busy', String(running));
+      for (const call of turn.toolCalls) {
+        let card = this._cards.get(call.toolCallId);
+        if (!card) {
+          card = ToolCard.create(call.toolCallId);
+          this._cards.set(call.toolCallId, card);
+          this._tools.node.append(card);
+        }
+        ToolCard.update(card, call);
+      }
+      this._restarted.setHidden(!turn.restarted);
+      this._tools.setHidden(turn.toolCalls.length === 0);
+      this._reply.setText(turn.reply, running);
+      this._renderFooter(turn, running, notice);
+    }
+
+    dispose(): void {
+      this.user.dispose();
+      this.agent.dispose();
+    }
+
+    private _renderFooter(turn: ITurn, running: boolean, notice: INotice | null): void {
+      const quiet = turn.reply !== '' || turn.toolCalls.length > 0;
+      const key = running ? `running:${quiet}` : turn.stopReason;
+      if (key === this._footerKey) {
+        return;
+      }
+      this._footerKey = key;
+      const f = this._footer.node;
+      f.replaceChildren();
+      if (running) {
+        const working = element('span', 'jp-Copilot-Working', quiet ? '' : 'Working…');
+        working.setAttribute('role', 'status');
+        working.setAttribute('aria-label', 'The agent is working');
+        f.append(working);
+      } else if (notice) {
+        const box = element('div', 'jp-Copilot-TurnNotice');
+        box.dataset.level = notice.level;
+        box.setAttribute('role', notice.level === 'error' ? 'alert' : 'status');
+        box.append(element('span', 'jp-Copilot-TurnNoticeText', notice.text));
+        if (notice.details) {
+          const details = element('details', 'jp-Copilot-TurnNoticeDetails');
+          details.append(element('summary', '', 'Details'), element('pre', '', notice.details));
+          box.append(details);
+        }
+        f.append(box);
+      }
+      this._footer.setHidden(f.childElementCount === 0);
+    }
+
+    private _restarted: Widget;
+    private _tools: Widget;
+    private _reply: ReplyView;
+    private _footer: Widget;
+    private _footerKey: string | null = '';
+    private _cards = new Map<string, HTMLElement>();
+  }
+}

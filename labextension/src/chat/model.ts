@@ -1,0 +1,404 @@
+// Copyright (c) jupyter-copilot contributors.
+// Distributed under the terms of the Modified BSD License.
+
+import { ServerConnection } from '@jupyterlab/services';
+import { IDisposable } from '@lumino/disposable';
+import { ISignal, Signal } from '@lumino/signaling';
+
+import type { ContextModel } from '../contextmodel';
+import { ChatApi, ChatApiError, IAgentsInfo, IConversation, IConversationSettings } from './api';
+import { followTurn } from './follow';
+import { readStream } from './stream';
+import { ChatTexts } from './texts';
+import { abandonTurn, applyEvent, ITurn, parseTurn, startTurn, StreamEvent } from './transcript';
+
+/**
+ * The current conversation of the side panel: its settings, its turns and
+ * the reply that streams. The conversation is created on the server at the
+ * first Send; its agent and Chat-only are fixed from its first message on.
+ */
+export class ChatModel implements IDisposable {
+  /**
+   * Create the model; call {@link load} to fetch the agents.
+   */
+  constructor(options: ChatModel.IOptions) {
+    this._server = options.serverSettings ?? ServerConnection.makeSettings();
+    this._pageId = options.pageId;
+    this._context = options.context;
+    this._cellLabel = options.cellLabel;
+  }
+
+  /** The agents, context references and modes; `null` before they load. */
+  get catalog(): IAgentsInfo | null {
+    return this._catalog;
+  }
+
+  /** The settings of the conversation, or of the next one before its first Send. */
+  get settings(): IConversationSettings {
+    return this._settings;
+  }
+
+  /** The conversation on the server; `null` before the first Send. */
+  get conversation(): IConversation | null {
+    return this._conversation;
+  }
+
+  /** The turns, oldest first. */
+  get turns(): readonly ITurn[] {
+    return this._turns;
+  }
+
+  /** Whether a reply is running. */
+  get isRunning(): boolean {
+    return this._running;
+  }
+
+  /** Whether the agent and Chat-only are fixed: the first message was sent. */
+  get isFixed(): boolean {
+    return this._turns.length > 0 || (this._conversation?.toolsAttached ?? null) !== null;
+  }
+
+  /** What went wrong with the last request, for a person; "" when nothing. */
+  get notice(): string {
+    return this._notice;
+  }
+
+  /** Emitted when anything but a turn's content changes. */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  /** Emitted with the index of a turn added or changed; `-1` when all were replaced. */
+  get turnChanged(): ISignal<this, number> {
+    return this._turnChanged;
+  }
+
+  /** Whether the model is disposed. */
+  get isDisposed(): boolean {
+    return this._isDisposed;
+  }
+
+  /**
+   * Fetch the agents and pick up the person's latest conversation when it
+   * is not archived. Loads once; after a failure the next call tries again.
+   */
+  load(): Promise<void> {
+    this._loading ??= this._load();
+    return this._loading;
+  }
+
+  /**
+   * Change settings. Before the first message anything may change; after
+   * it the agent and Chat-only stay, the mode and context references are
+   * sent to the server, where they apply from the agent's next tool call.
+   */
+  async update(changes: Partial<IConversationSettings>): Promise<void> {
+    const patch = { ...changes };
+    if (this.isFixed) {
+      delete patch.agentId;
+      delete patch.chatOnly;
+    }
+    const before = this._settings;
+    this._settings = { ...before, ...patch };
+    this._setNotice('');
+    const c = this._conversation;
+    if (!c || Object.keys(patch).length === 0) {
+      return;
+    }
+    try {
+      this._adopt(await ChatApi.patch(this._server, c.id, patch), c.id);
+    } catch (error) {
+      this._settings = before;
+      this._setNotice(ChatTexts.failure(error));
+    }
+  }
+
+  /**
+   * Send a message with the attached cell, if any, and stream the reply.
+   * The attachment is dropped once the server accepted the message.
+   *
+   * @returns `false` when the message was refused before its turn started
+   *   (the notice says why); `true` once its turn has ended.
+   */
+  async send(text: string): Promise<boolean> {
+    if (this._running || !this._catalog || !text.trim()) {
+      return false;
+    }
+    const gen = this._generation;
+    const current = () => gen === this._generation;
+    const attachment = this._context.attachment;
+    const cell = attachment && { cellId: attachment.cellId, label: this._cellLabel(attachment) };
+    this._turns = [...this._turns, startTurn({ text, attachment: cell })];
+    const index = this._turns.length - 1;
+    this._running = true;
+    this._setNotice('');
+    this._turnChanged.emit(index);
+    let response: Response;
+    try {
+      this._conversation ??= await ChatApi.create(this._server, this._settings);
+      this._abort = new AbortController();
+      const body = { text, pageId: this._pageId, attachment };
+      response = await ChatApi.send(this._server, this._conversation.id, body, this._abort.signal);
+    } catch (error) {
+      if (current()) {
+        this._turns = this._turns.slice(0, index);
+        this._running = false;
+        this._turnChanged.emit(-1);
+        this._setNotice(ChatTexts.failure(error));
+      }
+      return false;
+    }
+    if (this._context.attachment === attachment) {
+      this._context.detach();
+    }
+    const accepted = this._conversation;
+    if (current() && accepted && accepted.title === null) {
+      this._conversation = { ...accepted, title: Private.title(text) };
+      this._changed.emit();
+    }
+    let ended = false;
+    try {
+      ended = await readStream(response, event => current() && this._apply(index, event));
+    } catch {
+      // The connection broke off; the turn goes on on the server.
+    }
+    if (!ended && current()) {
+      await this._follow(index);
+    }
+    if (current()) {
+      this._running = false;
+      const c = this._conversation;
+      this._conversation = c && { ...c, state: 'idle' };
+      this._changed.emit();
+    }
+    return true;
+  }
+
+  /**
+   * Stop the running reply; its stream then ends with `cancelled`.
+   */
+  async stop(): Promise<void> {
+    const c = this._conversation;
+    if (!this._running || !c) {
+      return;
+    }
+    try {
+      await ChatApi.cancel(this._server, c.id);
+    } catch (error) {
+      this._setNotice(ChatTexts.failure(error));
+    }
+  }
+
+  /**
+   * Archive the conversation when it has messages (it stays listed, read
+   * only; a running reply is cancelled) and start an empty one with the
+   * same settings.
+   *
+   * @returns `false` when the server could not be reached; nothing changed.
+   */
+  async newConversation(): Promise<boolean> {
+    const c = this._conversation;
+    if (c && this._turns.length > 0) {
+      try {
+        await ChatApi.archive(this._server, c.id);
+      } catch (error) {
+        // A refusal (gone, or archived elsewhere) leaves nothing to keep;
+        // only an unreachable server keeps the conversation, to try again.
+        if (!(error instanceof ChatApiError)) {
+          this._setNotice(ChatTexts.failure(error));
+          return false;
+        }
+      }
+      this._conversation = null;
+    }
+    this._generation++;
+    this._abort?.abort();
+    this._abort = null;
+    this._turns = [];
+    this._running = false;
+    this._turnChanged.emit(-1);
+    this._setNotice('');
+    return true;
+  }
+
+  /**
+   * Stop reading and drop the signal connections.
+   */
+  dispose(): void {
+    if (this._isDisposed) {
+      return;
+    }
+    this._isDisposed = true;
+    this._generation++;
+    this._abort?.abort();
+    Signal.clearData(this);
+  }
+
+  private async _load(): Promise<void> {
+    try {
+      this._catalog = await ChatApi.agents(this._server);
+    } catch (error) {
+      this._loading = null;
+      this._setNotice(ChatTexts.failure(error));
+      return;
+    }
+    const { defaultAgent, agents, defaults } = this._catalog;
+    this._settings = {
+      agentId: defaultAgent ?? agents[0]?.id ?? '',
+      chatOnly: false,
+      contextRefs: [...(defaults?.contextRefs ?? [])],
+      mode: defaults?.mode ?? 'interactive'
+    };
+    this._setNotice('');
+    await this._resume();
+  }
+
+  /**
+   * Pick up the person's latest conversation unless it is archived, and
+   * follow its reply when one is running.
+   */
+  private async _resume(): Promise<void> {
+    let reply: { conversation: IConversation; turns: unknown[] };
+    try {
+      const latest = (await ChatApi.list(this._server))[0];
+      if (!latest || latest.archived) {
+        return;
+      }
+      reply = await ChatApi.get(this._server, latest.id);
+    } catch {
+      return; // Nothing to pick up: the panel starts with an empty conversation.
+    }
+    if (this._conversation || this._turns.length > 0 || this._isDisposed) {
+      return; // The person started meanwhile.
+    }
+    this._adopt(reply.conversation, null);
+    this._turns = reply.turns.map(parseTurn).filter((t): t is ITurn => t !== null);
+    this._turnChanged.emit(-1);
+    const last = this._turns.length - 1;
+    if (reply.conversation.state === 'running' && last >= 0) {
+      const gen = this._generation;
+      this._running = true;
+      this._changed.emit();
+      await this._follow(last);
+      if (gen === this._generation) {
+        this._running = false;
+        this._changed.emit();
+      }
+    }
+  }
+
+  /**
+   * Apply one stream event to a turn.
+   */
+  private _apply(index: number, event: StreamEvent): void {
+    this._replace(index, applyEvent(this._turns[index], event));
+    const c = this._conversation;
+    if (event.type === 'turn' && c) {
+      this._conversation = { ...c, toolsAttached: event.toolsAttached, state: 'running' };
+      this._changed.emit();
+    }
+  }
+
+  /**
+   * Follow a running turn on the server until it ends; give it up as lost
+   * when the server stays out of reach.
+   */
+  private async _follow(index: number): Promise<void> {
+    const c = this._conversation;
+    if (!c) {
+      return;
+    }
+    const gen = this._generation;
+    const current = () => gen === this._generation;
+    const followed = await followTurn({
+      server: this._server,
+      conversationId: c.id,
+      turnId: this._turns[index].turnId,
+      isCurrent: current,
+      onUpdate: (conversation, turn) => {
+        this._adopt(conversation, c.id);
+        if (turn) {
+          this._replace(index, turn);
+        }
+      }
+    });
+    if (!followed && current()) {
+      this._replace(index, abandonTurn(this._turns[index], ChatTexts.LOST));
+    }
+  }
+
+  private _replace(index: number, turn: ITurn): void {
+    const turns = [...this._turns];
+    turns[index] = turn;
+    this._turns = turns;
+    this._turnChanged.emit(index);
+  }
+
+  /**
+   * Take the server's word on the conversation and its settings, unless
+   * the model moved on to another conversation meanwhile.
+   */
+  private _adopt(c: IConversation, expectedId: string | null): void {
+    if (expectedId !== null && this._conversation?.id !== expectedId) {
+      return;
+    }
+    this._conversation = c;
+    const { agentId, chatOnly, contextRefs, mode } = c;
+    this._settings = { agentId, chatOnly, contextRefs: [...contextRefs], mode };
+    this._changed.emit();
+  }
+
+  private _setNotice(text: string): void {
+    this._notice = text;
+    this._changed.emit();
+  }
+
+  private _server: ServerConnection.ISettings;
+  private _pageId: string;
+  private _context: ContextModel;
+  private _cellLabel: (a: ContextModel.IAttachment) => string;
+  private _catalog: IAgentsInfo | null = null;
+  private _loading: Promise<void> | null = null;
+  private _settings: IConversationSettings = Private.NO_SETTINGS;
+  private _conversation: IConversation | null = null;
+  private _turns: ITurn[] = [];
+  private _running = false;
+  private _notice = '';
+  private _abort: AbortController | null = null;
+  /** Bumped when the conversation is left, so that its late answers are dropped. */
+  private _generation = 0;
+  private _isDisposed = false;
+  private _changed = new Signal<this, void>(this);
+  private _turnChanged = new Signal<this, number>(this);
+}
+
+/**
+ * The types of the chat model.
+ */
+export namespace ChatModel {
+  /**
+   * The options of a chat model.
+   */
+  export interface IOptions {
+    /** The id of this page, sent with each message. */
+    pageId: string;
+    /** The context model whose attached cell goes with a message. */
+    context: ContextModel;
+    /** The name of an attached cell as the message shows it, e.g. "Code cell 3". */
+    cellLabel: (attachment: ContextModel.IAttachment) => string;
+    /** The server settings; the defaults when omitted. */
+    serverSettings?: ServerConnection.ISettings;
+  }
+}
+
+namespace Private {
+  /** The settings before the agents have loaded. */
+  export const NO_SETTINGS = { agentId: '', chatOnly: false, contextRefs: [], mode: '' };
+
+  /**
+   * The title the server gives a conversation: the start of its first message.
+   */
+  export function title(text: string): string {
+    return text.trim().split('\n', 1)[0].slice(0, 80);
+  }
+}

@@ -1,0 +1,79 @@
+// Copyright (c) jupyter-copilot contributors.
+// Distributed under the terms of the Modified BSD License.
+
+import { checkIcon, closeIcon, LabIcon } from '@jupyterlab/ui-components';
+
+import { element } from '../dom';
+import { IToolCall, shortError } from './transcript';
+
+/**
+ * The one-line card of a tool call:
+ * `.jp-Copilot-ToolCard[data-tool-call-id][data-status]` with its title
+ * `.jp-Copilot-ToolCardTitle` and status icon; a failed call adds a short
+ * error `.jp-Copilot-ToolCardError` and a collapsed `<details>`
+ * (`.jp-Copilot-ToolCardDetails`) with the whole error.
+ */
+export namespace ToolCard {
+  /**
+   * The empty card of a tool call.
+   */
+  export function create(toolCallId: string): HTMLElement {
+    const node = element('div', 'jp-Copilot-ToolCard');
+    node.dataset.toolCallId = toolCallId;
+    const line = element('div', 'jp-Copilot-ToolCardLine');
+    const icon = element('span', 'jp-Copilot-ToolCardIcon');
+    icon.setAttribute('role', 'img');
+    line.append(icon, element('span', 'jp-Copilot-ToolCardTitle'));
+    const details = element('details', 'jp-Copilot-ToolCardDetails');
+    details.append(element('summary', '', 'Details'), element('pre', 'jp-Copilot-ToolCardFull'));
+    node.append(line, element('div', 'jp-Copilot-ToolCardError'), details);
+    return node;
+  }
+
+  /**
+   * Show a tool call's title, status and error.
+   */
+  export function update(node: HTMLElement, call: IToolCall): void {
+    if (node.dataset.status !== call.status) {
+      node.dataset.status = call.status;
+      const icon = node.querySelector<HTMLElement>('.jp-Copilot-ToolCardIcon')!;
+      const props = { tag: 'span' as const, className: 'jp-Copilot-Icon' };
+      const svg = Private.ICONS[call.status]?.element(props);
+      icon.replaceChildren(...(svg ? [svg] : []));
+      icon.setAttribute('aria-label', Private.STATUS[call.status] ?? call.status);
+      icon.title = icon.getAttribute('aria-label')!;
+    }
+    const title = node.querySelector<HTMLElement>('.jp-Copilot-ToolCardTitle')!;
+    title.textContent = call.title;
+    title.title = call.title;
+    const failed = call.status === 'failed';
+    const full = failed ? (call.error ?? '').trim() : '';
+    const short = failed ? shortError(full) || 'The tool call failed.' : '';
+    const error = node.querySelector<HTMLElement>('.jp-Copilot-ToolCardError')!;
+    error.textContent = short;
+    error.hidden = !failed;
+    const details = node.querySelector<HTMLDetailsElement>('.jp-Copilot-ToolCardDetails')!;
+    details.hidden = !full;
+    details.querySelector('pre')!.textContent = full;
+  }
+}
+
+namespace Private {
+  /**
+   * The icon of each final status; a running call shows a spinner (CSS).
+   */
+  export const ICONS: Record<string, LabIcon | undefined> = {
+    completed: checkIcon,
+    failed: closeIcon
+  };
+
+  /**
+   * The status in words, for assistive technology and the tooltip.
+   */
+  export const STATUS: Record<string, string> = {
+    pending: 'Waiting',
+    in_progress: 'Running',
+    completed: 'Done',
+    failed: 'Failed'
+  };
+}

@@ -1,0 +1,249 @@
+// Copyright (c) jupyter-copilot contributors.
+// Distributed under the terms of the Modified BSD License.
+
+// Pure: no imports, so that Node runs the compiled module in the tests.
+
+/**
+ * One tool call of a turn, as a one-line card shows it.
+ */
+export interface IToolCall {
+  readonly toolCallId: string;
+  readonly title: string;
+  /** ACP's `pending`, `in_progress`, `completed` or `failed`. */
+  readonly status: string;
+  /** What went wrong, for a failed call; `null` otherwise. */
+  readonly error: string | null;
+}
+
+/**
+ * The person's message of a turn: the text as typed, and the attached
+ * cell's name (never its source).
+ */
+export interface IUserMessage {
+  readonly text: string;
+  readonly attachment: { readonly cellId: string; readonly label: string } | null;
+}
+
+/**
+ * One turn of a conversation: a message and the agent's reply to it.
+ */
+export interface ITurn {
+  /** The server's id, `null` until its `turn` event. */
+  readonly turnId: string | null;
+  readonly user: IUserMessage;
+  /** The reply so far, in Markdown. */
+  readonly reply: string;
+  readonly toolCalls: readonly IToolCall[];
+  /** `null` while the reply runs, then ACP's stop reason or `error`. */
+  readonly stopReason: string | null;
+  /** What happened when `stopReason` is `error`. */
+  readonly error: string | null;
+  /** Whether the agent had to start again, without the earlier messages. */
+  readonly restarted?: boolean;
+}
+
+/**
+ * One line of the `POST conversations/<id>/messages` stream.
+ */
+export type StreamEvent =
+  | { type: 'turn'; turnId: string; toolsAttached: boolean | null; restarted: boolean }
+  | { type: 'text'; text: string }
+  | {
+      type: 'tool';
+      toolCallId: string;
+      title: string | null;
+      status: string | null;
+      error: string | null;
+    }
+  | { type: 'end'; stopReason: string; error: string | null };
+
+/**
+ * What a finished turn says under its reply, when anything.
+ */
+export interface INotice {
+  /** `error` for a turn that failed; `info` otherwise. */
+  readonly level: 'info' | 'error';
+  readonly text: string;
+  /** The server's own words, for a details expander; "" when none. */
+  readonly details: string;
+}
+
+/**
+ * A new running turn for a message.
+ */
+export function startTurn(user: IUserMessage): ITurn {
+  return { turnId: null, user, reply: '', toolCalls: [], stopReason: null, error: null };
+}
+
+/**
+ * Read a stream line's object as an event; `null` for anything else.
+ */
+export function parseEvent(raw: Record<string, unknown> | null): StreamEvent | null {
+  switch (raw?.type) {
+    case 'turn':
+      return typeof raw.turnId === 'string'
+        ? {
+            type: 'turn',
+            turnId: raw.turnId,
+            toolsAttached: Private.bool(raw.toolsAttached),
+            restarted: raw.restarted === true
+          }
+        : null;
+    case 'text':
+      return typeof raw.text === 'string' ? { type: 'text', text: raw.text } : null;
+    case 'tool':
+      return typeof raw.toolCallId === 'string'
+        ? {
+            type: 'tool',
+            toolCallId: raw.toolCallId,
+            title: Private.str(raw.title),
+            status: Private.str(raw.status),
+            error: Private.str(raw.error)
+          }
+        : null;
+    case 'end':
+      return {
+        type: 'end',
+        stopReason: Private.str(raw.stopReason) ?? 'end_turn',
+        error: Private.str(raw.error)
+      };
+    default:
+      return null;
+  }
+}
+
+/**
+ * The turn after one event; the turn itself is never changed.
+ */
+export function applyEvent(turn: ITurn, event: StreamEvent): ITurn {
+  switch (event.type) {
+    case 'turn':
+      return event.restarted
+        ? { ...turn, turnId: event.turnId, restarted: true }
+        : { ...turn, turnId: event.turnId };
+    case 'text':
+      return { ...turn, reply: turn.reply + event.text };
+    case 'tool': {
+      const calls = [...turn.toolCalls];
+      const i = calls.findIndex(c => c.toolCallId === event.toolCallId);
+      const old = i < 0 ? null : calls[i];
+      const moved = !!event.status && event.status !== 'failed';
+      const call: IToolCall = {
+        toolCallId: event.toolCallId,
+        title: event.title || old?.title || 'Tool call',
+        status: event.status ?? old?.status ?? 'pending',
+        // A call that moved on from failing forgets its error.
+        error: event.error ?? (moved ? null : (old?.error ?? null))
+      };
+      if (i < 0) {
+        calls.push(call);
+      } else {
+        calls[i] = call;
+      }
+      return { ...turn, toolCalls: calls };
+    }
+    case 'end':
+      return { ...turn, stopReason: event.stopReason, error: event.error };
+  }
+}
+
+/**
+ * End a running turn whose stream broke off and whose outcome cannot be
+ * read; a finished turn is returned as it is.
+ */
+export function abandonTurn(turn: ITurn, error: string): ITurn {
+  return turn.stopReason === null ? { ...turn, stopReason: 'error', error } : turn;
+}
+
+/**
+ * Read a turn of `GET conversations/<id>`; `null` when it is not one.
+ */
+export function parseTurn(raw: unknown): ITurn | null {
+  if (typeof raw !== 'object' || raw === null) {
+    return null;
+  }
+  const r = raw as Record<string, unknown>;
+  const user = (typeof r.user === 'object' && r.user ? r.user : {}) as Record<string, unknown>;
+  const a = (typeof user.attachment === 'object' && user.attachment ? user.attachment : null) as
+    | Record<string, unknown>
+    | null;
+  const calls = Array.isArray(r.toolCalls) ? r.toolCalls : [];
+  return {
+    turnId: Private.str(r.turnId),
+    user: {
+      text: Private.str(user.text) ?? '',
+      attachment:
+        a && typeof a.cellId === 'string'
+          ? { cellId: a.cellId, label: Private.str(a.label) || 'Cell' }
+          : null
+    },
+    reply: Private.str(r.reply) ?? '',
+    toolCalls: calls
+      .filter((c): c is Record<string, unknown> => typeof c?.toolCallId === 'string')
+      .map(c => ({
+        toolCallId: c.toolCallId as string,
+        title: Private.str(c.title) || 'Tool call',
+        status: Private.str(c.status) ?? 'pending',
+        error: Private.str(c.error)
+      })),
+    stopReason: Private.str(r.stopReason),
+    error: Private.str(r.error)
+  };
+}
+
+/**
+ * What to say under a finished turn; `null` for a reply that simply ended.
+ */
+export function endNotice(turn: ITurn): INotice | null {
+  const error = (turn.error ?? '').trim();
+  const info = (text: string): INotice => ({ level: 'info', text, details: error });
+  switch (turn.stopReason) {
+    case null:
+    case 'end_turn':
+      return null;
+    case 'cancelled':
+      return info('Stopped.');
+    case 'max_tokens':
+      return info('The reply was cut off: it reached its length limit.');
+    case 'max_turn_requests':
+      return info('The agent stopped: it reached its limit of steps for one message.');
+    case 'refusal':
+      return info('The agent declined to answer this message.');
+    case 'error': {
+      // The server's own words come first; a long account goes in the details.
+      const text = error
+        ? shortError(error, Private.NOTICE_CHARS)
+        : 'The agent stopped unexpectedly. You can send another message.';
+      return { level: 'error', text, details: text === error ? '' : error };
+    }
+    default:
+      return info('The reply ended early.');
+  }
+}
+
+/**
+ * The first line of an error, cut to `max` characters with an ellipsis.
+ */
+export function shortError(text: string, max = 80): string {
+  const line = text.trim().split('\n', 1)[0].trim();
+  return line.length <= max ? line : `${line.slice(0, max - 1).trimEnd()}…`;
+}
+
+namespace Private {
+  /** The most characters of a server's error shown before its details. */
+  export const NOTICE_CHARS = 240;
+
+  /**
+   * A string, or `null`.
+   */
+  export function str(value: unknown): string | null {
+    return typeof value === 'string' ? value : null;
+  }
+
+  /**
+   * A boolean, or `null`.
+   */
+  export function bool(value: unknown): boolean | null {
+    return typeof value === 'boolean' ? value : null;
+  }
+}

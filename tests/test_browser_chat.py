@@ -1,0 +1,239 @@
+"""The side-panel chat in real JupyterLab (Debian's Chromium) with real ACP agents.
+
+The agents are the shipped demo agent and the scripted test agent, both started by the
+server as subprocesses; the MCP tools, approval cards and reviews are the real ones.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import make_notebook
+from tests.conversations import agent_log, scripted_agents
+from tests.lab import Lab, jp_server_config, lab_page, lab_server, wait_for  # noqa: F401 (fixtures)
+from tests.test_browser_mcp import model_source, open_notebook
+
+UNDOCUMENTED = "def load(path):\n    return open(path).read()\n"
+DOCUMENTED = 'def load(path):\n    """Load."""\n    return open(path).read()\n'
+CELLS = ["import os", UNDOCUMENTED, "def clean(rows):\n    return [r for r in rows if r]\n"]
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> Path:
+    """What the scripted agent received."""
+    return tmp_path / "agent.jsonl"
+
+
+@pytest.fixture
+def copilot_config(log: Path) -> dict[str, Any]:
+    """The demo agent first (the default), then the scripted one."""
+    config = scripted_agents(log)
+    config["agents"] = {
+        "demo": {
+            "label": "Demo agent (rule-based)",
+            "description": "Offline demo: docstrings, sorted imports, short explanations.",
+            "command": [sys.executable, "-m", "jupyter_copilot.demo_agent"],
+        },
+        **config["agents"],
+    }
+    return config
+
+
+class Chat:
+    """The chat of the Copilot panel, as a person uses it."""
+
+    def __init__(self, lab: Lab) -> None:
+        self.lab = lab
+        self.page = lab.page
+        self.root = lab.page.locator(".jp-Copilot-Chat")
+
+    async def choose_agent(self, agent_id: str, chat_only: bool = False) -> None:
+        await self.page.locator(".jp-Copilot-AgentPicker").click()
+        popover = self.page.locator(".jp-Copilot-AgentPopover")
+        await popover.wait_for(state="visible")
+        await popover.locator(f"[data-agent-id='{agent_id}']").click()
+        box = popover.locator("input[data-chat-only]")
+        if await box.is_checked() != chat_only:
+            await box.click()
+        await self.page.keyboard.press("Escape")
+        await popover.wait_for(state="hidden")
+
+    async def mode(self, mode: str) -> None:
+        await self.page.locator(".jp-Copilot-ModeSelect").select_option(mode)
+
+    async def send(self, text: str) -> None:
+        box = self.page.locator(".jp-Copilot-Composer textarea")
+        await box.fill(text)
+        await box.press("Enter")
+
+    async def idle(self) -> None:
+        await wait_for(lambda: self._is("idle"), "the reply to end", timeout=60)
+
+    async def _is(self, state: str) -> bool:
+        await self.page.wait_for_timeout(100)
+        running = await self.root.get_attribute("data-state")
+        agents = self.page.locator(".jp-Copilot-Message[data-role=agent]")
+        count = await agents.count()
+        last = await agents.nth(count - 1).get_attribute("data-state") if count else None
+        return running == state and last != "running"
+
+    def messages(self, role: str) -> Any:
+        return self.page.locator(f".jp-Copilot-Message[data-role={role}]")
+
+    async def last_reply(self) -> str:
+        replies = self.messages("agent")
+        return str(await replies.nth(await replies.count() - 1).inner_text())
+
+
+async def test_a_chat_only_message_shows_only_the_message_and_the_reply(
+    lab_server, jp_fetch, log: Path
+) -> None:
+    async with lab_page(lab_server) as lab:
+        chat = Chat(lab)
+        await chat.root.wait_for(state="visible")
+        # Both popovers, as a person sees them before the first message.
+        await lab.page.locator(".jp-Copilot-AgentPicker").click()
+        await lab.page.locator(".jp-Copilot-AgentPopover").wait_for(state="visible")
+        await lab.screenshot("copilot-agent-popover.png")
+        await lab.page.keyboard.press("Escape")
+        await lab.page.locator(".jp-Copilot-ContextPicker").click()
+        await lab.page.locator(".jp-Copilot-ContextPopover").wait_for(state="visible")
+        await lab.screenshot("copilot-context-popover.png")
+        await lab.page.keyboard.press("Escape")
+        await chat.choose_agent("scripted", chat_only=True)
+        await chat.send("Reply with the word received")
+        await chat.idle()
+        assert [await m.inner_text() for m in await chat.messages("user").all()] == [
+            "Reply with the word received"
+        ]
+        assert (await chat.last_reply()).strip() == "received"
+        assert await lab.page.locator(".jp-Copilot-ToolCard").count() == 0
+        # The agent got exactly the text, and no MCP server.
+        assert [e["blocks"] for e in agent_log(log, "prompt")] == [
+            [{"type": "text", "text": "Reply with the word received"}]
+        ]
+        assert agent_log(log, "new_session")[0]["mcpServers"] == []
+        await lab.screenshot("copilot-chat.png")
+
+        # A crash shows in the conversation, and the next message works.
+        await chat.send("crash")
+        await chat.idle()
+        notice = lab.page.locator(".jp-Copilot-TurnNotice[data-level=error]")
+        await notice.wait_for(state="visible")
+        assert "unexpectedly" in await notice.inner_text()
+        await chat.send("Reply with the word back")
+        await chat.idle()
+        assert (await chat.last_reply()).strip().endswith("back")
+
+
+async def test_docstrings_with_ask_before_edits_then_plan_then_the_kill_switch(
+    lab_server, jp_fetch, jp_root_dir, jp_config_dir
+) -> None:
+    make_notebook(jp_root_dir, "analysis.ipynb", CELLS)
+    async with lab_page(lab_server) as lab:
+        chat = Chat(lab)
+        await open_notebook(lab, jp_fetch, "analysis.ipynb")
+        await lab.click_cell("analysis.ipynb", 1)
+        await lab.pill()
+        await lab.page.locator(".jp-Copilot-Pill button").click()
+        await lab.page.locator(".jp-Copilot-ComposerAttachment").wait_for(state="visible")
+        await chat.send("add docstrings")
+        card = lab.page.locator(".jp-Copilot-Approval")
+        await card.wait_for(state="visible", timeout=30000)
+        assert "notebook_edit_cell" in await card.inner_text()
+        await lab.screenshot("copilot-chat-approval.png")
+        await card.locator(".jp-Copilot-ApprovalAllow").click()
+        review = lab.page.locator(".jp-Copilot-Review")
+        await review.wait_for(state="visible", timeout=30000)
+        cell_id = await lab.page.evaluate(
+            "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(1).id"
+        )
+        assert await model_source(lab, cell_id) == UNDOCUMENTED
+        await review.locator(".jp-Copilot-ReviewKeep").click()
+        await review.wait_for(state="detached")
+        assert await model_source(lab, cell_id) == DOCUMENTED
+        await chat.idle()
+        assert "Keep" in await chat.last_reply()
+
+        # Plan: the same request is refused and nothing opens.
+        await chat.mode("plan")
+        await lab.click_cell("analysis.ipynb", 2)
+        await chat.send("add docstrings")
+        await chat.idle()
+        assert "Plan mode" in await chat.last_reply()
+        assert await review.count() == 0
+
+        # The kill switch, engaged mid-conversation, refuses the next edit.
+        await chat.mode("autopilot")
+        (jp_config_dir / "jupyter_copilot_config.json").write_text(
+            json.dumps({"CopilotApp": {"tools_enabled": False}})
+        )
+        await lab.page.wait_for_timeout(2500)
+        # Attached, so that the agent's first tool call is the edit itself.
+        await lab.click_cell("analysis.ipynb", 2)
+        await lab.page.locator(".jp-Copilot-Pill button").click()
+        await lab.page.locator(".jp-Copilot-ComposerAttachment").wait_for(state="visible")
+        await chat.send("add docstrings")
+        await chat.idle()
+        assert "turned off" in await chat.last_reply()
+        assert await review.count() == 0
+        failed = lab.page.locator(".jp-Copilot-ToolCard[data-status=failed]")
+        assert await failed.count() >= 1
+
+
+async def test_ask_about_a_cell_then_a_new_conversation_prefilled_and_the_archive(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    make_notebook(jp_root_dir, "analysis.ipynb", CELLS)
+    async with lab_page(lab_server) as lab:
+        chat = Chat(lab)
+        await open_notebook(lab, jp_fetch, "analysis.ipynb")
+        # "Ask about this cell" from the cell's context menu.
+        cell = lab.notebook("analysis.ipynb").locator(".jp-Cell").nth(2)
+        await cell.locator(".jp-InputPrompt").click(button="right")
+        await lab.page.locator(".lm-Menu-itemLabel", has_text="Ask Copilot About This Cell").click()
+        chip = lab.page.locator(".jp-Copilot-ComposerAttachment")
+        await chip.wait_for(state="visible")
+        cell_id = await lab.page.evaluate(
+            "() => window.jupyterapp.shell.currentWidget.content.model.cells.get(2).id"
+        )
+        assert await chip.get_attribute("data-cell-id") == cell_id
+        await chat.send("explain")
+        await chat.idle()
+        assert "clean" in await chat.last_reply()
+        first = await chat.root.get_attribute("data-conversation-id")
+
+        # New conversation, prefilled and not sent.
+        await lab.page.evaluate(
+            """() => window.jupyterapp.commands.execute(
+                'jupyter-copilot:new-conversation', {prefill: 'sort the imports'})"""
+        )
+        box = lab.page.locator(".jp-Copilot-Composer textarea")
+        await wait_for(lambda: _value_is(box, "sort the imports"), "the prefilled composer")
+        assert await chat.messages("user").count() == 0
+        # The earlier conversation stays reachable in the archive, read-only.
+        await lab.page.locator(".jp-Copilot-Archive").click()
+        item = lab.page.locator(f".jp-Copilot-ArchiveItem[data-conversation-id='{first}']")
+        await item.wait_for(state="visible")
+        await item.click()
+        await wait_for(
+            lambda: _attribute_is(chat.root, "data-view", "archived"), "the archived conversation"
+        )
+        first_message = chat.messages("user").nth(0)
+        assert await first_message.locator(".jp-Copilot-MessageText").inner_text() == "explain"
+        assert (
+            await first_message.locator(".jp-Copilot-AttachmentChip").inner_text() == "Code cell 3"
+        )
+
+
+async def _value_is(box: Any, expected: str) -> bool:
+    return bool(await box.input_value() == expected)
+
+
+async def _attribute_is(locator: Any, name: str, expected: str) -> bool:
+    return bool(await locator.get_attribute(name) == expected)
