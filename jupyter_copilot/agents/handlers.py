@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.iostream import StreamClosedError
@@ -19,8 +22,21 @@ if TYPE_CHECKING:
     from ..app import CopilotApp
 
 
+def _refusals_answered(method: Callable[..., Any]) -> Callable[..., Awaitable[None]]:
+    """Turn a :class:`Refusal` raised by ``method`` into the contract's error answer."""
+
+    @functools.wraps(method)
+    async def wrapper(self: _ConversationHandler, *args: Any, **kwargs: Any) -> None:
+        try:
+            await ensure_async(method(self, *args, **kwargs))
+        except Refusal as refusal:
+            self.refuse(refusal)
+
+    return wrapper
+
+
 class _ConversationHandler(CopilotAPIHandler):
-    """Common ground: the feature switch, the person, and refusals as contract JSON."""
+    """Common ground: the feature switch, the person, and answers as JSON."""
 
     def _check_enabled(self) -> None:
         if not self.copilot.enabled:
@@ -44,13 +60,10 @@ class AgentsHandler(_ConversationHandler):
 
     @web.authenticated
     @authorized("execute")
+    @_refusals_answered
     def get(self) -> None:
         """The choices of the panel's pickers."""
-        try:
-            self._check_enabled()
-        except Refusal as refusal:
-            self.refuse(refusal)
-            return
+        self._check_enabled()
         self._reply(self.copilot.conversations.agents_json())
 
 
@@ -59,27 +72,21 @@ class ConversationsHandler(_ConversationHandler):
 
     @web.authenticated
     @authorized("execute")
+    @_refusals_answered
     def get(self) -> None:
         """The person's conversations, newest first."""
-        try:
-            self._check_enabled()
-        except Refusal as refusal:
-            self.refuse(refusal)
-            return
+        self._check_enabled()
         listed = self.copilot.conversations.listed(self._owner)
         self._reply({"conversations": [c.to_json() for c in listed]})
 
     @web.authenticated
     @authorized("execute")
+    @_refusals_answered
     def post(self) -> None:
         """Create a conversation; its agent starts at the first message."""
-        try:
-            self._check_enabled()
-            body = bodies.json_body(self.request.body)
-            conversation = self.copilot.conversations.create(self._owner, self.current_user, body)
-        except Refusal as refusal:
-            self.refuse(refusal)
-            return
+        self._check_enabled()
+        body = bodies.json_body(self.request.body)
+        conversation = self.copilot.conversations.create(self._owner, self.current_user, body)
         self._reply({"conversation": conversation.to_json()}, 201)
 
 
@@ -88,25 +95,18 @@ class ConversationHandler(_ConversationHandler):
 
     @web.authenticated
     @authorized("execute")
+    @_refusals_answered
     def get(self, conversation_id: str) -> None:
         """The conversation with its turns."""
-        try:
-            conversation = self._conversation(conversation_id)
-        except Refusal as refusal:
-            self.refuse(refusal)
-            return
-        self._reply(conversation.detail_json())
+        self._reply(self._conversation(conversation_id).detail_json())
 
     @web.authenticated
     @authorized("execute")
+    @_refusals_answered
     def patch(self, conversation_id: str) -> None:
         """Change the mode or the context references (the agent only before it started)."""
-        try:
-            conversation = self._conversation(conversation_id)
-            self.copilot.conversations.patch(conversation, bodies.json_body(self.request.body))
-        except Refusal as refusal:
-            self.refuse(refusal)
-            return
+        conversation = self._conversation(conversation_id)
+        self.copilot.conversations.patch(conversation, bodies.json_body(self.request.body))
         self._reply({"conversation": conversation.to_json()})
 
 
@@ -115,19 +115,16 @@ class MessagesHandler(_ConversationHandler):
 
     @web.authenticated
     @authorized("execute")
+    @_refusals_answered
     async def post(self, conversation_id: str) -> None:
         """Start the turn, then write its events as NDJSON until it ends.
 
         The turn does not depend on this connection: if the page goes away, the agent
         finishes and ``GET conversations/<id>`` shows the reply.
         """
-        try:
-            conversation = self._conversation(conversation_id)
-            message = bodies.message(bodies.json_body(self.request.body))
-            turn = await self.copilot.conversations.send(conversation, message)
-        except Refusal as refusal:
-            self.refuse(refusal)
-            return
+        conversation = self._conversation(conversation_id)
+        message = bodies.message(bodies.json_body(self.request.body))
+        turn = await self.copilot.conversations.send(conversation, message)
         self.set_header("Content-Type", "application/x-ndjson; charset=UTF-8")
         self.set_header("Cache-Control", "no-store")
         self.set_header("X-Accel-Buffering", "no")
@@ -145,13 +142,10 @@ class CancelHandler(_ConversationHandler):
 
     @web.authenticated
     @authorized("execute")
+    @_refusals_answered
     async def post(self, conversation_id: str) -> None:
         """Ask the agent to stop its turn; waiting approvals of the conversation end."""
-        try:
-            conversation = self._conversation(conversation_id)
-        except Refusal as refusal:
-            self.refuse(refusal)
-            return
+        conversation = self._conversation(conversation_id)
         cancelled = await self.copilot.conversations.cancel(conversation)
         self._reply({"cancelled": cancelled})
 
@@ -161,13 +155,10 @@ class ArchiveHandler(_ConversationHandler):
 
     @web.authenticated
     @authorized("execute")
+    @_refusals_answered
     async def post(self, conversation_id: str) -> None:
         """Archive: the turn stops, the token stops working, the agent stops."""
-        try:
-            conversation = self._conversation(conversation_id)
-        except Refusal as refusal:
-            self.refuse(refusal)
-            return
+        conversation = self._conversation(conversation_id)
         await self.copilot.conversations.archive(conversation)
         self._reply({"conversation": conversation.to_json()})
 
