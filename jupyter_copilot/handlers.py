@@ -157,6 +157,8 @@ class McpHandler(CopilotAPIHandler):
         if token is None:
             await super().prepare()
             return
+        if not self.check_host():
+            raise web.HTTPError(403)
         conversation = self.copilot.conversations.by_token(token)
         if conversation is None:
             raise web.HTTPError(403, "This conversation token is not valid.")
