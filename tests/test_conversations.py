@@ -134,6 +134,20 @@ async def test_a_chat_only_message_reaches_the_agent_verbatim_with_no_mcp_server
     assert (turn["reply"], turn["stopReason"]) == ("received", "end_turn")
 
 
+async def test_the_agent_cannot_write_files_read_files_or_run_terminals_through_us(
+    jp_fetch: Any, log: Path, tmp_path: Path
+) -> None:
+    conversation = await create(jp_fetch)
+    events = await send(jp_fetch, conversation, "try-client-powers")
+    assert reply_of(events) == "tried"
+    powers = {e["method"]: e for e in agent_log(log, "client-power")}
+    assert set(powers) == {"write_text_file", "read_text_file", "create_terminal"}
+    assert all(e["refused"] for e in powers.values())
+    # Files: "method not found". Terminals: the ACP library answers an optional method
+    # the client lacks with null, which is no terminal either.
+    assert powers["write_text_file"]["code"] == powers["read_text_file"]["code"] == -32601
+
+
 async def test_no_context_reference_means_no_tools_even_when_not_chat_only(
     jp_fetch: Any, log: Path
 ) -> None:

@@ -5,7 +5,7 @@ It records what it receives (initialize, session/new, every prompt, cancel) as J
 
 Commands: ``reply <text>``; ``Reply with the word <w>``; ``stream <n>``; ``slow`` (waits for
 Stop); ``stubborn`` (ignores Stop); ``crash``; ``permission``; ``mcp <tool> <json>``;
-``edit-selected <json string>``; ``spawn-child``; ``ignore-term``.
+``edit-selected <json string>``; ``try-client-powers``; ``spawn-child``; ``ignore-term``.
 """
 
 from __future__ import annotations
@@ -134,6 +134,27 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
             child = subprocess.Popen(["sleep", "600"])
             record("child", pid=child.pid)
             await say("spawned")
+        elif word == "try-client-powers":
+            # What an agent might ask of a client that offered files and terminals.
+            for method, call in (
+                (
+                    "write_text_file",
+                    self.conn.write_text_file(content="x", path="/tmp/x", session_id=session_id),
+                ),
+                (
+                    "read_text_file",
+                    self.conn.read_text_file(path="/etc/hostname", session_id=session_id),
+                ),
+                ("create_terminal", self.conn.create_terminal(command="id", session_id=session_id)),
+            ):
+                try:
+                    await call
+                    record("client-power", method=method, refused=False)
+                except acp.RequestError as e:
+                    record("client-power", method=method, refused=True, code=e.code)
+                except Exception as e:  # noqa: BLE001 (recorded for the test to see)
+                    record("client-power", method=method, refused=True, code=repr(e))
+            await say("tried")
         elif word == "ignore-term":
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             await say("ignoring SIGTERM")
