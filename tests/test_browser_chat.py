@@ -120,6 +120,13 @@ async def test_a_chat_only_message_shows_only_the_message_and_the_reply(
         assert agent_log(log, "new_session")[0]["mcpServers"] == []
         await lab.screenshot("copilot-chat.png")
 
+        # Stop ends a slow reply.
+        await chat.send("slow")
+        await wait_for(lambda: _attribute_is(chat.root, "data-state", "running"), "the reply")
+        await lab.page.locator(".jp-Copilot-Stop").click()
+        await chat.idle()
+        assert agent_log(log, "cancel")
+
         # A crash shows in the conversation, and the next message works.
         await chat.send("crash")
         await chat.idle()
@@ -129,6 +136,30 @@ async def test_a_chat_only_message_shows_only_the_message_and_the_reply(
         await chat.send("Reply with the word back")
         await chat.idle()
         assert (await chat.last_reply()).strip().endswith("back")
+
+
+async def test_the_agents_own_permission_request_is_a_card_with_its_options(
+    lab_server, jp_fetch, log: Path
+) -> None:
+    async with lab_page(lab_server) as lab:
+        chat = Chat(lab)
+        await chat.root.wait_for(state="visible")
+        await chat.choose_agent("scripted", chat_only=True)
+        await chat.send("permission")
+        card = lab.page.locator(".jp-Copilot-Approval[data-kind=permission]")
+        await card.wait_for(state="visible", timeout=30000)
+        text = await card.inner_text()
+        assert "Scripted agent asks for permission" in text and "Run a scripted step" in text
+        options = card.locator(".jp-Copilot-ApprovalOption")
+        assert [await o.get_attribute("data-option-id") for o in await options.all()] == [
+            "yes-once",
+            "no",
+        ]
+        await lab.screenshot("copilot-permission-card.png")
+        await card.locator("[data-option-id='yes-once']").click()
+        await card.wait_for(state="detached")
+        await chat.idle()
+        assert (await chat.last_reply()).strip() == "chose yes-once"
 
 
 async def test_docstrings_with_ask_before_edits_then_plan_then_the_kill_switch(
