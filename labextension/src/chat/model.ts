@@ -10,7 +10,15 @@ import { ChatApi, ChatApiError, IAgentsInfo, IConversation, IConversationSetting
 import { followTurn } from './follow';
 import { readStream } from './stream';
 import { ChatTexts } from './texts';
-import { abandonTurn, applyEvent, ITurn, parseTurn, startTurn, StreamEvent } from './transcript';
+import {
+  abandonTurn,
+  applyEvent,
+  conversationTitle,
+  ITurn,
+  parseTurn,
+  startTurn,
+  StreamEvent
+} from './transcript';
 
 /**
  * The current conversation of the side panel: its settings, its turns and
@@ -153,7 +161,7 @@ export class ChatModel implements IDisposable {
     }
     const accepted = this._conversation;
     if (current() && accepted && accepted.title === null) {
-      this._conversation = { ...accepted, title: Private.title(text) };
+      this._conversation = { ...accepted, title: conversationTitle(text) };
       this._changed.emit();
     }
     let ended = false;
@@ -394,11 +402,4 @@ export namespace ChatModel {
 namespace Private {
   /** The settings before the agents have loaded. */
   export const NO_SETTINGS = { agentId: '', chatOnly: false, contextRefs: [], mode: '' };
-
-  /**
-   * The title the server gives a conversation: the start of its first message.
-   */
-  export function title(text: string): string {
-    return text.trim().split('\n', 1)[0].slice(0, 80);
-  }
 }

@@ -69,6 +69,13 @@ export interface INotice {
 }
 
 /**
+ * The title the server gives a conversation: the start of its first message.
+ */
+export function conversationTitle(text: string): string {
+  return text.trim().split('\n', 1)[0].slice(0, 80);
+}
+
+/**
  * A new running turn for a message.
  */
 export function startTurn(user: IUserMessage): ITurn {
