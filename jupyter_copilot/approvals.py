@@ -104,8 +104,8 @@ class Approvals:
     ) -> str | None:
         """Show an agent's permission request with its options; the chosen option id.
 
-        ``None`` when the person denied, nobody answered, or the request was dismissed,
-        stopped or aborted: the agent is then told ``cancelled``.
+        ``None`` when the person denied without choosing an option, nobody answered, or
+        the request was dismissed, stopped or aborted: the agent is then told ``cancelled``.
         """
         request: dict[str, Any] = {
             "toolName": title,
@@ -115,7 +115,8 @@ class Approvals:
             "options": options,
         }
         outcome, choice = await self._ask(request, owner, page, None, "conversation", None, group)
-        return choice if outcome == ALLOWED else None
+        # A reject option the person picked is an answer too; Deny, Escape and the rest are not.
+        return choice if outcome in (ALLOWED, DENIED) else None
 
     async def _ask(
         self,

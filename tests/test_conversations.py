@@ -278,6 +278,8 @@ async def test_the_agents_permission_request_is_a_card_with_its_options(
     conversation = await create(jp_fetch)
     for decision, expected in (
         ({"optionId": "yes-once"}, "chose yes-once"),
+        ({"optionId": "no"}, "chose no"),
+        ({"decision": "allow"}, "chose yes-once"),
         ({"decision": "deny"}, "chose cancelled"),
     ):
         turn = asyncio.ensure_future(send(jp_fetch, conversation, "permission", page_id="p-1"))
