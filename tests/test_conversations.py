@@ -359,6 +359,23 @@ async def test_a_crash_is_reported_in_the_conversation_and_the_next_message_work
     assert [t["stopReason"] for t in body["turns"]] == ["error", "end_turn"]
 
 
+async def test_an_idle_agent_is_stopped_and_the_next_message_starts_it_again(
+    jp_fetch: Any, copilot: Any, log: Path
+) -> None:
+    copilot.agent_idle_timeout_seconds = 0.5
+    conversation = await create(jp_fetch, chatOnly=True)
+    assert reply_of(await send(jp_fetch, conversation, "Reply with the word one")) == "one"
+    pid = copilot.conversations.get("owner", conversation).process.pid
+    for _ in range(100):
+        if not alive(pid):
+            break
+        await asyncio.sleep(0.1)
+    assert not alive(pid)
+    events = await send(jp_fetch, conversation, "Reply with the word two")
+    assert events[0]["restarted"] is True and reply_of(events) == "two"
+    assert len(agent_log(log, "initialize")) == 2
+
+
 async def test_a_second_message_while_the_agent_replies_is_refused_as_busy(
     jp_fetch: Any,
 ) -> None:

@@ -145,6 +145,8 @@ class Conversation:
     session_id: str | None = None
     running: Turn | None = None
     task: asyncio.Task[None] | None = None
+    #: Stops the agent process after a quiet period (``agent_idle_timeout_seconds``).
+    idle: asyncio.Task[None] | None = None
 
     @property
     def started(self) -> bool:

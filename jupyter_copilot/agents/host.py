@@ -63,6 +63,8 @@ class ConversationsHost:
     mcp_url: Callable[[], str]
     #: Whether tools are enabled now (the kill switch is released).
     tools_enabled: Callable[[], bool]
+    #: Seconds an agent may sit idle before its process is stopped; 0 keeps it.
+    idle_timeout: Callable[[], float]
     #: The directory agents start in.
     cwd: str
     telemetry: Telemetry
@@ -213,6 +215,8 @@ class Conversations:
         )
         language = self._language(conversation)
         blocks = prompt_blocks(message.text, cell, language)
+        if conversation.idle is not None:
+            conversation.idle.cancel()
         conversation.task = asyncio.ensure_future(self._run(conversation, turn, blocks))
         return turn
 
@@ -333,6 +337,8 @@ class Conversations:
                 turn.end(END_TURN)
             if conversation.running is turn:
                 conversation.running = None
+                if self.host.idle_timeout() > 0 and not conversation.archived:
+                    conversation.idle = asyncio.ensure_future(self._stop_when_idle(conversation))
             self.host.telemetry.conversation_turn(
                 conversation_ref=conversation.ref,
                 agent_kind=conversation.agent.kind,
@@ -368,6 +374,13 @@ class Conversations:
             raise AgentStartError(f"{conversation.agent.label} could not open a session.") from e
         conversation.session_id = session.session_id
 
+    async def _stop_when_idle(self, conversation: Conversation) -> None:
+        # A message cancels this task; without one the agent's resources go back.
+        await asyncio.sleep(self.host.idle_timeout())
+        if conversation.running is None and conversation.process is not None:
+            self.host.log.debug("Copilot agent '%s' idle: stopping it", conversation.agent.id)
+            await conversation.process.stop()
+
     async def _stop_if_still_running(self, conversation: Conversation, turn: Turn) -> None:
         await asyncio.sleep(CANCEL_GRACE_SECONDS)
         if conversation.running is turn and conversation.process is not None:
@@ -375,6 +388,8 @@ class Conversations:
 
     async def _end(self, conversation: Conversation) -> None:
         self.host.approvals.end_group(conversation.id)
+        if conversation.idle is not None:
+            conversation.idle.cancel()
         task = conversation.task
         if task is not None and not task.done():
             task.cancel()

@@ -11,7 +11,7 @@ import shutil
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from traitlets import Bool, Dict, HasTraits
+from traitlets import Bool, Dict, Float, HasTraits
 
 from ..mcp.grants import McpCaller
 from .catalog import build_catalog
@@ -51,6 +51,19 @@ class AgentSettings(HasTraits):
         """,
     )
 
+    agent_idle_timeout_seconds = Float(
+        1800.0,
+        min=0.0,
+        config=True,
+        help="""Seconds a conversation's agent process may sit idle before it is stopped.
+
+        Each conversation has its own agent process; one that has not had a message for
+        this long is stopped to give its memory back, and the next message starts it again
+        (it then no longer remembers the earlier messages, and the panel says so).
+        0 keeps agents running until their conversation is archived or the server stops.
+        """,
+    )
+
     def build_conversations(self, app: Any) -> Conversations:
         """The conversations of this server, with the agents on offer now."""
         server = app.serverapp
@@ -66,6 +79,7 @@ class AgentSettings(HasTraits):
                 base_url=server.base_url,
             ),
             tools_enabled=lambda: not app.kill_switch_state().engaged,
+            idle_timeout=lambda: self.agent_idle_timeout_seconds,
             cwd=os.path.abspath(os.path.expanduser(server.root_dir)),
             telemetry=app.telemetry,
             log=app.log,
