@@ -154,6 +154,14 @@ class ScriptedPage:
         self._reader.cancel()
 
 
+async def next_of(page: ScriptedPage, kind: str, timeout: float = 15) -> dict[str, Any]:
+    """The next bridge message of ``kind`` that the page receives; others are skipped."""
+    while True:
+        message = await page.next_message(timeout=timeout)
+        if message["type"] == kind:
+            return message
+
+
 async def get_context(jp_fetch: Any, page_id: str | None = None) -> list[dict[str, Any]]:
     """POST get-context over REST (for ``page_id``, if given) and return ``customContext``."""
     body: dict[str, Any] = {"data": {}}

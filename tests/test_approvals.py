@@ -18,7 +18,7 @@ import pytest
 from jupyter_copilot.context import source_hash
 from tests.conftest import make_notebook
 from tests.mcpclient import mcp_client, mcp_url, refusal_code, structured
-from tests.pages import ScriptedPage, context_answer, notebook_state
+from tests.pages import ScriptedPage, context_answer, next_of, notebook_state
 from tests.server import INVOKE, start_session
 
 OLD = "x = 1\n"
@@ -64,14 +64,6 @@ async def scene(jp_fetch: Any, jp_ws_fetch: Any, root: Path, copilot: Any, url: 
 
     page.respond = respond
     return Scene(page, copilot._artifact_id("a.ipynb"), url)
-
-
-async def next_of(page: ScriptedPage, kind: str) -> dict[str, Any]:
-    """The next message of ``kind`` the page receives."""
-    while True:
-        message = await page.next_message(timeout=10)
-        if message["type"] == kind:
-            return message
 
 
 async def decide(

@@ -20,7 +20,7 @@ from jupyter_copilot.mcp.tools import READ_CELLS
 from tests.conftest import make_notebook
 from tests.conversations import agent_log, api, create, end_of, reply_of, scripted_agents, send
 from tests.mcpclient import mcp_url, read_cells_answer
-from tests.pages import ScriptedPage, context_answer, notebook_state
+from tests.pages import ScriptedPage, context_answer, next_of, notebook_state
 from tests.server import INVOKE, start_session
 
 SOURCE = "def f(x):\n    return x  # canary-conv-41\n"
@@ -67,14 +67,6 @@ async def open_notebook(jp_fetch: Any, jp_ws_fetch: Any, root: Path, copilot: An
     page.cells = cells
     page.artifact_id = copilot._artifact_id("a.ipynb")
     return page
-
-
-async def next_of(page: ScriptedPage, kind: str, timeout: float = 15) -> dict[str, Any]:
-    """The next bridge message of ``kind`` that the page receives."""
-    while True:
-        message = await page.next_message(timeout=timeout)
-        if message["type"] == kind:
-            return message
 
 
 # -- the pickers -------------------------------------------------------------------------------

@@ -26,9 +26,12 @@ def main(argv: list[str] | None = None) -> None:
         help="Pause between the streamed parts of a long reply (default: 0.05).",
     )
     args = parser.parse_args(argv)
-    # stdout is the ACP channel: everything else goes to stderr, and only warnings, because
-    # a client may never read the agent's stderr pipe.
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    # stdout is the ACP channel: the agent's own warnings go to stderr, and nothing less,
+    # because a client may never read the agent's stderr pipe. Only this package's logger
+    # is set up; the process's root logger is left alone.
+    log = logging.getLogger(__package__)
+    log.addHandler(logging.StreamHandler(sys.stderr))
+    log.setLevel(logging.WARNING)
     asyncio.run(acp.run_agent(DemoAgent(chunk_delay=max(args.chunk_delay, 0.0))))
 
 

@@ -58,6 +58,29 @@ export interface IConversationSettings {
 }
 
 /**
+ * The settings before the agents have loaded.
+ */
+export const NO_SETTINGS: IConversationSettings = {
+  agentId: '',
+  chatOnly: false,
+  contextRefs: [],
+  mode: ''
+};
+
+/**
+ * The settings a new conversation starts with: the server's default agent
+ * and defaults, not Chat-only.
+ */
+export function initialSettings(info: IAgentsInfo): IConversationSettings {
+  return {
+    agentId: info.defaultAgent ?? info.agents[0]?.id ?? '',
+    chatOnly: false,
+    contextRefs: [...(info.defaults?.contextRefs ?? [])],
+    mode: info.defaults?.mode ?? 'interactive'
+  };
+}
+
+/**
  * A conversation as the server describes it.
  */
 export interface IConversation extends IConversationSettings {
@@ -138,6 +161,17 @@ export namespace ChatApi {
     id: string
   ): Promise<{ conversation: IConversation; turns: unknown[] }> {
     return Private.json(s, Private.path(id), 'GET');
+  }
+
+  /**
+   * The person's latest conversation with its turns; `null` when there is
+   * none or it is archived.
+   */
+  export async function latestOpen(
+    s: ServerConnection.ISettings
+  ): Promise<{ conversation: IConversation; turns: unknown[] } | null> {
+    const latest = (await list(s))[0];
+    return latest && !latest.archived ? get(s, latest.id) : null;
   }
 
   /**

@@ -6,7 +6,15 @@ import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import type { ContextModel } from '../contextmodel';
-import { ChatApi, ChatApiError, IAgentsInfo, IConversation, IConversationSettings } from './api';
+import {
+  ChatApi,
+  ChatApiError,
+  IAgentsInfo,
+  IConversation,
+  IConversationSettings,
+  initialSettings,
+  NO_SETTINGS
+} from './api';
 import { followTurn } from './follow';
 import { readStream } from './stream';
 import { ChatTexts } from './texts';
@@ -250,13 +258,7 @@ export class ChatModel implements IDisposable {
       this._setNotice(ChatTexts.failure(error));
       return;
     }
-    const { defaultAgent, agents, defaults } = this._catalog;
-    this._settings = {
-      agentId: defaultAgent ?? agents[0]?.id ?? '',
-      chatOnly: false,
-      contextRefs: [...(defaults?.contextRefs ?? [])],
-      mode: defaults?.mode ?? 'interactive'
-    };
+    this._settings = initialSettings(this._catalog);
     this._setNotice('');
     await this._resume();
   }
@@ -266,18 +268,11 @@ export class ChatModel implements IDisposable {
    * follow its reply when one is running.
    */
   private async _resume(): Promise<void> {
-    let reply: { conversation: IConversation; turns: unknown[] };
-    try {
-      const latest = (await ChatApi.list(this._server))[0];
-      if (!latest || latest.archived) {
-        return;
-      }
-      reply = await ChatApi.get(this._server, latest.id);
-    } catch {
-      return; // Nothing to pick up: the panel starts with an empty conversation.
-    }
-    if (this._conversation || this._turns.length > 0 || this._isDisposed) {
-      return; // The person started meanwhile.
+    // With nothing to pick up (or no answer) the panel starts empty; a person
+    // who started a conversation meanwhile keeps it.
+    const reply = await ChatApi.latestOpen(this._server).catch(() => null);
+    if (!reply || this._conversation || this._turns.length > 0 || this._isDisposed) {
+      return;
     }
     this._adopt(reply.conversation, null);
     this._turns = reply.turns.map(parseTurn).filter((t): t is ITurn => t !== null);
@@ -367,7 +362,7 @@ export class ChatModel implements IDisposable {
   private _cellLabel: (a: ContextModel.IAttachment) => string;
   private _catalog: IAgentsInfo | null = null;
   private _loading: Promise<void> | null = null;
-  private _settings: IConversationSettings = Private.NO_SETTINGS;
+  private _settings: IConversationSettings = NO_SETTINGS;
   private _conversation: IConversation | null = null;
   private _turns: ITurn[] = [];
   private _running = false;
@@ -397,9 +392,4 @@ export namespace ChatModel {
     /** The server settings; the defaults when omitted. */
     serverSettings?: ServerConnection.ISettings;
   }
-}
-
-namespace Private {
-  /** The settings before the agents have loaded. */
-  export const NO_SETTINGS = { agentId: '', chatOnly: false, contextRefs: [], mode: '' };
 }
