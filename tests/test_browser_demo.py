@@ -1,0 +1,491 @@
+"""The Binder demo notebook, followed step by step as its Markdown says, in real JupyterLab.
+
+The notebook is the real ``binder/demo.ipynb`` with its data folder, no agent is configured
+(so the panel offers the shipped demo agent), and every text the walkthrough quotes is
+checked twice: it is in the notebook's Markdown, and the page shows it at that step.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_copilot.demo_agent import rules
+from tests.lab import (
+    Lab,
+    lab_page,
+    lab_server,  # noqa: F401 (fixtures)
+    lab_server_config,
+    wait_for,
+    widgets_labextensions_dir,
+)
+from tests.test_browser_chat import Chat
+from tests.test_browser_mcp import model_source, open_notebook
+
+BINDER = Path(__file__).parent.parent / "binder"
+NOTEBOOK = "demo.ipynb"
+
+# The cells the walkthrough works on, by index in the notebook.
+IMPORTS, LOAD, FUNCTIONS, SLIDER, LARGE = 1, 2, 3, 8, 10
+
+DOCUMENTED = '''def group_by_city(rows):
+    """Group by city."""
+    temps = defaultdict(list)
+    for row in rows:
+        temps[row["city"]].append(row["temp"])
+    return temps
+
+
+def summarize_by_city(rows):
+    """Summarize by city."""
+    return {
+        city: {"days": len(t), "mean": round(statistics.mean(t), 1), "max": max(t)}
+        for city, t in group_by_city(rows).items()
+    }
+
+
+summarize_by_city(rows)'''
+
+SORTED_WITH_JSON = (
+    "from collections import defaultdict\n"
+    "import csv\n"
+    "import json\n"
+    "from pathlib import Path\n"
+    "import statistics"
+)
+
+# What the walkthrough says the page shows, word for word.
+PILL_LABEL = "Selected python cell"
+PILL_LINES = "15 lines"
+CHIP = "Code cell 4"
+MODE = "Ask before edits"
+TOOL = "notebook_edit_cell"
+OPERATION = "Whole-cell diff, reviewed before anything changes"
+TARGET = "Cell 4 of 11 in demo.ipynb"
+REVIEW_LABEL = "Proposed by a Copilot tool"
+PROPOSED = (
+    "I proposed adding docstrings to this cell. Review the diff in the cell and choose "
+    "Keep or Undo."
+)
+STALE = (
+    "I could not propose sorting the imports of the cell (stale-source). The cell changed "
+    "after I read it; ask me again to work on its new source."
+)
+DENIED = "The edit was not approved, so nothing changed."
+NO_TOOLS_CLAIM = "it can explain an attached cell but cannot propose edits"
+CONFLICT = "The cell changed since this was proposed; nothing was applied."
+TOO_LARGE = "This cell is too large to attach"
+
+
+@pytest.fixture
+def jp_server_config(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """JupyterLab with jupyter-copilot and the ipywidgets manager, and no agent configured."""
+    config = lab_server_config(tmp_path, tmp_path_factory.getbasetemp(), {"discover_agents": False})
+    shared = widgets_labextensions_dir(tmp_path_factory.getbasetemp())
+    config["LabApp"]["extra_labextensions_path"].append(str(shared))
+    return config
+
+
+@pytest.fixture
+def demo(jp_root_dir: Path) -> dict[str, Any]:
+    """The real demo notebook and its data in the server's root; its cells as saved."""
+    shutil.copy(BINDER / NOTEBOOK, jp_root_dir / NOTEBOOK)
+    (jp_root_dir / "data").mkdir()
+    for data in (BINDER / "data").iterdir():
+        shutil.copyfile(data, jp_root_dir / "data" / data.name)
+    return json.loads((BINDER / NOTEBOOK).read_text(encoding="utf-8"))
+
+
+def source_of(notebook: dict[str, Any], index: int) -> str:
+    return "".join(notebook["cells"][index]["source"])
+
+
+def walkthrough(notebook: dict[str, Any]) -> str:
+    """The notebook's Markdown on one line, without emphasis marks."""
+    text = " ".join(
+        source_of(notebook, i)
+        for i, cell in enumerate(notebook["cells"])
+        if cell["cell_type"] == "markdown"
+    )
+    return " ".join(text.replace("*", "").replace("`", "").split())
+
+
+def says(notebook: dict[str, Any], *claims: str) -> None:
+    """Each claim is in the walkthrough, word for word."""
+    text = walkthrough(notebook)
+    for claim in claims:
+        assert " ".join(claim.split()) in text, f"the walkthrough does not say: {claim}"
+
+
+async def cell_id(lab: Lab, index: int) -> str:
+    return await lab.page.evaluate(  # type: ignore[no-any-return]
+        "i => window.jupyterapp.shell.currentWidget.content.model.cells.get(i).id", index
+    )
+
+
+async def attach(lab: Lab, index: int) -> None:
+    """Select one cell and press the pill's Attach button."""
+    await lab.click_cell(NOTEBOOK, index)
+    pill = lab.page.locator(f".jp-Copilot-Pill[data-cell-id='{await cell_id(lab, index)}']")
+    await pill.wait_for(state="visible")
+    toggle = pill.locator(".jp-Copilot-AttachToggle")
+    await toggle.click()
+    await wait_for(lambda: _text_is(toggle, "Attached"), "the Attached toggle")
+
+
+async def type_at_end(lab: Lab, index: int, text: str) -> None:
+    """Click into a cell and type at the end of its source, as a person does."""
+    await lab.click_cell(NOTEBOOK, index)
+    await lab.page.keyboard.press("Control+End")
+    await lab.page.keyboard.type(text)
+
+
+async def reply(chat: Chat) -> str:
+    """The text of the agent's last reply, without its tool cards."""
+    replies = chat.messages("agent")
+    last = replies.nth(await replies.count() - 1)
+    return " ".join((await last.locator(".jp-Copilot-Reply").inner_text()).split())
+
+
+async def tool_cards(lab: Lab) -> list[tuple[str, str]]:
+    """The tool cards of the agent's last reply: title and status."""
+    replies = lab.page.locator(".jp-Copilot-Message[data-role=agent]")
+    cards = replies.nth(await replies.count() - 1).locator(".jp-Copilot-ToolCard")
+    return [
+        (
+            await c.locator(".jp-Copilot-ToolCardTitle").inner_text(),
+            await c.get_attribute("data-status"),
+        )
+        for c in await cards.all()
+    ]
+
+
+def review(lab: Lab) -> Any:
+    return lab.page.locator(".jp-Copilot-Review")
+
+
+def card(lab: Lab) -> Any:
+    return lab.page.locator(".jp-Copilot-Approval")
+
+
+async def run_cell(lab: Lab, index: int) -> list[dict[str, Any]]:
+    """Run one cell with Shift+Enter and return its outputs once it has run."""
+    await wait_for(lambda: _kernel_connected(lab), "the kernel's connection", timeout=60)
+    await lab.click_cell(NOTEBOOK, index)
+    await lab.page.keyboard.press("Shift+Enter")
+
+    async def ran() -> dict[str, Any] | None:
+        cell = await lab.page.evaluate(
+            """i => {
+                const panel = window.jupyterapp.shell.currentWidget;
+                const cell = panel.content.model.cells.get(i).toJSON();
+                const busy = panel.sessionContext.session?.kernel?.status !== 'idle';
+                return {count: cell.execution_count, outputs: cell.outputs, busy};
+            }""",
+            index,
+        )
+        return cell if cell["count"] and not cell["busy"] else None
+
+    return (await wait_for(ran, f"cell {index} to run", timeout=60))["outputs"]  # type: ignore[no-any-return]
+
+
+async def test_the_walkthrough_add_docstrings_review_keep_and_undo(
+    lab_server, jp_fetch, demo
+) -> None:
+    original = source_of(demo, FUNCTIONS)
+    assert rules.add_docstrings(original) == DOCUMENTED
+    async with lab_page(lab_server) as lab:
+        chat = Chat(lab)
+        await open_notebook(lab, jp_fetch, NOTEBOOK)
+        functions = await cell_id(lab, FUNCTIONS)
+        await wait_for(lambda: _kernel_connected(lab), "the kernel's connection", timeout=60)
+        # No agent is configured: the demo agent is offered, in Ask before edits.
+        says(demo, "Demo agent (rule-based)")
+        picker = lab.page.locator(".jp-Copilot-AgentPicker")
+        await wait_for(lambda: _title_has(picker, "Demo agent (rule-based)"), "the demo agent")
+        mode = lab.page.locator(".jp-Copilot-ModeSelect")
+        assert await mode.input_value() == "interactive"
+        assert await mode.locator("option:checked").inner_text() == MODE
+
+        # 1. Select the cell: the pill, its line count and Attach; never the code.
+        says(demo, f"{PILL_LABEL} with {PILL_LINES}", "an Attach button")
+        await lab.click_cell(NOTEBOOK, FUNCTIONS)
+        pill = lab.page.locator(f".jp-Copilot-Pill[data-cell-id='{functions}']")
+        await pill.wait_for(state="visible")
+        assert await pill.locator(".jp-Copilot-PillLabel").inner_text() == PILL_LABEL
+        assert await pill.locator(".jp-Copilot-PillMeta").inner_text() == PILL_LINES
+        toggle = pill.locator(".jp-Copilot-AttachToggle")
+        assert await toggle.inner_text() == "Attach"
+        assert (
+            "summarize_by_city" not in await lab.page.locator("#jupyter-copilot-panel").inner_text()
+        )
+
+        # 2. Attach: the toggle says Attached and the chip names the cell.
+        says(demo, "The button turns into Attached", f"{CHIP} appears above the message box")
+        await toggle.click()
+        await wait_for(lambda: _text_is(toggle, "Attached"), "the Attached toggle")
+        chip = lab.page.locator(".jp-Copilot-ComposerAttachment")
+        await chip.wait_for(state="visible")
+        assert await chip.get_attribute("data-cell-id") == functions
+        assert await chip.inner_text() == CHIP
+
+        # 3. Ask in Ask before edits.
+        says(demo, f"says {MODE}, type add docstrings and press Send")
+        box = lab.page.locator(".jp-Copilot-Composer textarea")
+        await box.fill("add docstrings")
+        shot = await lab.screenshot("demo-attach.png")
+        assert shot.stat().st_size > 10_000
+        await lab.page.locator(".jp-Copilot-Send").click()
+
+        # 4. The approval card: what, where, and its two buttons; nothing open yet.
+        says(demo, TOOL, OPERATION, TARGET, "Press Allow once", "Deny")
+        approval = card(lab)
+        await approval.wait_for(state="visible", timeout=30000)
+        says(demo, "a card appears under Approvals")
+        approvals = lab.page.locator(".jp-Copilot-SectionTitle", has_text="Approvals")
+        assert await approvals.is_visible()
+        assert await approval.locator(".jp-Copilot-ApprovalTool").inner_text() == TOOL
+        assert await approval.locator(".jp-Copilot-ApprovalOperation").inner_text() == OPERATION
+        assert await approval.locator(".jp-Copilot-ApprovalTarget").inner_text() == TARGET
+        allow = approval.locator(".jp-Copilot-ApprovalAllow")
+        assert await allow.inner_text() == "Allow once"
+        assert await approval.locator(".jp-Copilot-ApprovalDeny").inner_text() == "Deny"
+        assert await review(lab).count() == 0
+        assert await model_source(lab, functions) == original
+        shot = await lab.screenshot("demo-approval.png")
+        assert shot.stat().st_size > 10_000
+        await allow.click()
+        await approval.wait_for(state="detached")
+
+        # 5. The diff opens inside the cell; the notebook is unchanged until Keep.
+        says(demo, REVIEW_LABEL, "Your cell is still exactly as it was", PROPOSED)
+        opened = review(lab)
+        await opened.wait_for(state="visible", timeout=30000)
+        assert await opened.get_attribute("data-cell-id") == functions
+        inside = (
+            lab.notebook(NOTEBOOK).locator(".jp-Cell").nth(FUNCTIONS).locator(".jp-Copilot-Review")
+        )
+        assert await inside.count() == 1
+        assert await opened.locator(".jp-Copilot-ReviewLabel").inner_text() == REVIEW_LABEL
+        diff = await opened.locator(".jp-Copilot-ReviewDiff").inner_text()
+        assert '"""Group by city."""' in diff and '"""Summarize by city."""' in diff
+        keep = opened.locator(".jp-Copilot-ReviewKeep")
+        assert await keep.inner_text() == "Keep"
+        assert await opened.locator(".jp-Copilot-ReviewUndo").inner_text() == "Undo"
+        await chat.idle()
+        assert await reply(chat) == PROPOSED
+        assert await tool_cards(lab) == [("Propose an edit of the cell", "completed")]
+        assert await model_source(lab, functions) == original
+        shot = await lab.screenshot("demo-review.png")
+        assert shot.stat().st_size > 10_000
+
+        # 6. Keep writes exactly the proposal; one Ctrl+Z in the cell undoes it.
+        says(demo, "Keep writes the proposal into the cell", "press Ctrl+Z", "once")
+        await keep.click()
+        await opened.wait_for(state="detached")
+        assert await model_source(lab, functions) == DOCUMENTED
+        await lab.click_cell(NOTEBOOK, FUNCTIONS)
+        await lab.page.keyboard.press("Control+z")
+        await wait_for(lambda: _source_is(lab, functions, original), "one Ctrl+Z to undo Keep")
+
+
+async def test_the_walkthrough_when_the_cell_changes_under_a_proposal(
+    lab_server, jp_fetch, demo
+) -> None:
+    imports = source_of(demo, IMPORTS)
+    async with lab_page(lab_server) as lab:
+        chat = Chat(lab)
+        await open_notebook(lab, jp_fetch, NOTEBOOK)
+        cell = await cell_id(lab, IMPORTS)
+
+        # Deny: the agent gets no edit and says so; nothing opens, nothing changes.
+        says(demo, f"Deny ends it here: the agent answers {DENIED}")
+        await attach(lab, IMPORTS)
+        await chat.send("sort the imports")
+        await card(lab).wait_for(state="visible", timeout=30000)
+        await card(lab).locator(".jp-Copilot-ApprovalDeny").click()
+        await chat.idle()
+        assert (await reply(chat)).endswith(DENIED)
+        assert await review(lab).count() == 0
+        assert await model_source(lab, cell) == imports
+
+        # The cell changes while the approval card waits: Allow once opens nothing, the
+        # agent explains stale-source, and the person's line is still there.
+        says(demo, "Before you press Allow once, add a line to the cell, e.g. import json")
+        says(demo, f"no diff opens, and the agent answers {STALE} Your line is still there.")
+        await attach(lab, IMPORTS)
+        await chat.send("sort the imports")
+        await card(lab).wait_for(state="visible", timeout=30000)
+        await type_at_end(lab, IMPORTS, "\nimport json")
+        typed = imports + "\nimport json"
+        await wait_for(lambda: _source_is(lab, cell, typed), "the typed line")
+        await card(lab).locator(".jp-Copilot-ApprovalAllow").click()
+        await chat.idle()
+        assert await reply(chat) == STALE
+        [(title, status)] = await tool_cards(lab)
+        assert (title, status) == ("Propose an edit of the cell", "failed")
+        assert await review(lab).count() == 0
+        assert await model_source(lab, cell) == typed
+
+        # Asked again, the proposal sorts the new line too.
+        says(demo, "Attach the cell and ask again: the new proposal sorts your line too.")
+        await attach(lab, IMPORTS)
+        await chat.send("sort the imports")
+        await card(lab).wait_for(state="visible", timeout=30000)
+        await card(lab).locator(".jp-Copilot-ApprovalAllow").click()
+        opened = review(lab)
+        await opened.wait_for(state="visible", timeout=30000)
+        diff = await opened.locator(".jp-Copilot-ReviewDiff").inner_text()
+        assert "import json" in diff
+        assert rules.sort_imports(typed) == SORTED_WITH_JSON
+        await chat.idle()
+
+        # The cell changes while the diff is open: Keep applies nothing and says why, the
+        # diff goes, Undo becomes Dismiss, and the typing stays.
+        says(demo, "type something in the cell, then press Keep", CONFLICT)
+        says(demo, "Keep is gone and Undo becomes Dismiss. Your typing stays.")
+        await type_at_end(lab, IMPORTS, "\n# my note")
+        noted = typed + "\n# my note"
+        await wait_for(lambda: _source_is(lab, cell, noted), "the typed note")
+        await opened.locator(".jp-Copilot-ReviewKeep").click()
+        await wait_for(lambda: _attribute_is(opened, "data-state", "conflict"), "the conflict")
+        assert await opened.locator(".jp-Copilot-ReviewMessage").inner_text() == CONFLICT
+        assert await opened.locator(".jp-Copilot-ReviewKeep").is_hidden()
+        assert await opened.locator(".jp-Copilot-ReviewDiff").is_hidden()
+        dismiss = opened.locator(".jp-Copilot-ReviewUndo")
+        assert await dismiss.inner_text() == "Dismiss"
+        assert await model_source(lab, cell) == noted
+        meta = lab.page.locator(f".jp-Copilot-Pill[data-cell-id='{cell}'] .jp-Copilot-PillMeta")
+        await wait_for(lambda: _text_is(meta, "6 lines"), "the pill of the typed cell")
+        shot = await lab.screenshot("demo-stale.png")
+        assert shot.stat().st_size > 10_000
+        await dismiss.click()
+        await opened.wait_for(state="detached")
+        assert await model_source(lab, cell) == noted
+
+        # Plan: no card, no diff; the agent shows what it would propose.
+        says(demo, "Ask sort the imports in Plan mode: no card, no diff")
+        await chat.mode("plan")
+        await attach(lab, IMPORTS)
+        await chat.send("sort the imports")
+        await chat.idle()
+        text = await reply(chat)
+        assert "This conversation is in Plan mode, so I can only suggest." in text
+        assert " ".join(rules.sort_imports(noted).split()) in text  # type: ignore[union-attr]
+        assert await card(lab).count() == 0 and await review(lab).count() == 0
+        assert await model_source(lab, cell) == noted
+
+        # Autopilot: no card, but the diff opens and waits for Keep.
+        says(demo, "Autopilot: no approval card; the diff still opens in the cell")
+        functions = await cell_id(lab, FUNCTIONS)
+        await chat.mode("autopilot")
+        await attach(lab, FUNCTIONS)
+        await chat.send("add docstrings")
+        await opened.wait_for(state="visible", timeout=30000)
+        assert await card(lab).count() == 0
+        assert await model_source(lab, functions) == source_of(demo, FUNCTIONS)
+        await opened.locator(".jp-Copilot-ReviewUndo").click()
+        await opened.wait_for(state="detached")
+        await chat.idle()
+        assert await model_source(lab, functions) == source_of(demo, FUNCTIONS)
+
+        # Chat only, in a new conversation: explain works, edits do not.
+        says(demo, "start a new conversation with +", "tick Chat only", NO_TOOLS_CLAIM)
+        await lab.page.locator(".jp-Copilot-NewConversation").click()
+        await chat.choose_agent("demo", chat_only=True)
+        # Attached from the cell's context menu, as step 2 offers.
+        says(demo, "right-click the cell and choose Ask Copilot About This Cell")
+        menu_cell = lab.notebook(NOTEBOOK).locator(".jp-Cell").nth(FUNCTIONS)
+        await menu_cell.locator(".jp-InputPrompt").click(button="right")
+        await lab.page.locator(".lm-Menu-itemLabel", has_text="Ask Copilot About This Cell").click()
+        chip = lab.page.locator(".jp-Copilot-ComposerAttachment")
+        await chip.wait_for(state="visible")
+        assert await chip.get_attribute("data-cell-id") == functions
+        assert await chip.inner_text() == CHIP
+        await chat.send("explain")
+        await chat.idle()
+        assert (await reply(chat)).startswith("This cell has 15 lines of Python.")
+        await attach(lab, FUNCTIONS)
+        await chat.send("add docstrings")
+        await chat.idle()
+        assert (await reply(chat)).startswith("This conversation has no notebook tools")
+        assert await card(lab).count() == 0 and await review(lab).count() == 0
+
+
+async def test_the_data_cells_run_and_the_slider_renders(lab_server, jp_fetch, demo) -> None:
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, NOTEBOOK)
+        says(demo, "Run the next three cells (Shift+Enter)", "data/temperatures.csv")
+        assert await run_cell(lab, IMPORTS) == []
+        loaded = await run_cell(lab, LOAD)
+        assert [o["output_type"] for o in loaded] == ["stream", "execute_result"], loaded
+        assert "".join(loaded[0]["text"]) == "30 readings from data/temperatures.csv\n"
+        summary = await run_cell(lab, FUNCTIONS)
+        assert [o["output_type"] for o in summary] == ["execute_result"], summary
+        assert "'Lyon': {'days': 10, 'mean': 26.8, 'max': 31.5}" in "".join(
+            summary[0]["data"]["text/plain"]
+        )
+
+        # The slider renders and lists the readings at or above its value.
+        says(demo, "drag the slider: it lists the days at or above that temperature")
+        outputs = await run_cell(lab, SLIDER)
+        assert not [o for o in outputs if o["output_type"] == "error"], outputs
+        cell = lab.notebook(NOTEBOOK).locator(".jp-Cell").nth(SLIDER)
+        slider = cell.locator(".jupyter-widgets .widget-slider")
+        await slider.wait_for(state="visible", timeout=60000)
+        listing = cell.locator(".jupyter-widgets .jp-OutputArea-output")
+        await wait_for(
+            lambda: _text_has(listing, "12 of 30 readings at or above 30 °C"), "the warm days"
+        )
+        await slider.locator(".noUi-handle").focus()
+        await lab.page.keyboard.press("ArrowRight")
+        await wait_for(
+            lambda: _text_has(listing, "11 of 30 readings at or above 31 °C"), "the slider's move"
+        )
+        assert "2024-07-04  Lyon" not in await listing.inner_text()
+
+        # The last cell is over the context budget: its size and the limit, no Attach.
+        says(demo, TOO_LARGE, "Attach is disabled")
+        large = source_of(demo, LARGE)
+        assert len(large.encode()) > 8192
+        await lab.click_cell(NOTEBOOK, LARGE)
+        pill = lab.page.locator(f".jp-Copilot-Pill[data-cell-id='{await cell_id(lab, LARGE)}']")
+        await pill.wait_for(state="visible")
+        message = await pill.locator(".jp-Copilot-PillMessage").inner_text()
+        assert message.startswith(TOO_LARGE + ": ") and "the limit is 8 KB" in message
+        assert await pill.locator(".jp-Copilot-AttachToggle").is_disabled()
+
+
+async def _kernel_connected(lab: Lab) -> bool:
+    return await lab.page.evaluate(  # type: ignore[no-any-return]
+        """async () => {
+            const panel = window.jupyterapp.shell.currentWidget;
+            await panel.sessionContext.ready;
+            const kernel = panel.sessionContext.session?.kernel;
+            return kernel?.connectionStatus === 'connected' && kernel.status === 'idle';
+        }"""
+    )
+
+
+async def _text_is(locator: Any, expected: str) -> bool:
+    return bool(await locator.inner_text() == expected)
+
+
+async def _attribute_is(locator: Any, name: str, expected: str) -> bool:
+    return bool(await locator.get_attribute(name) == expected)
+
+
+async def _text_has(locator: Any, expected: str) -> bool:
+    return expected in await locator.inner_text()
+
+
+async def _title_has(locator: Any, expected: str) -> bool:
+    return expected in (await locator.get_attribute("title") or "")
+
+
+async def _source_is(lab: Lab, cell: str, expected: str) -> bool:
+    return await model_source(lab, cell) == expected
