@@ -15,16 +15,12 @@ import json
 import re
 import sys
 import urllib.request
+from pathlib import Path
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+# The browser tests' Chromium and its flags (tests/lab.py), from this checkout.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.lab import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
 SHOT = "/tmp/binder-smoke.png"
 
 
@@ -44,7 +40,7 @@ async def smoke(base: str, token: str, start_path: str) -> None:
     notebook = start_path.split("lab/tree/", 1)[-1]
     errors: list[str] = []
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = await browser.new_page(viewport={"width": 1400, "height": 900})
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(str(e)))
@@ -96,7 +92,9 @@ async def smoke(base: str, token: str, start_path: str) -> None:
             await page.locator(".jp-Notebook-ExecutionIndicator[data-status=idle]").wait_for(
                 state="attached", timeout=60_000
             )
-            failed = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+            failed = page.locator(
+                ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+            )
             assert await failed.count() == 0, "a cell of the demo notebook failed"
             print("every cell ran; the slider is shown")
         finally:
