@@ -1,11 +1,12 @@
-"""Binder's first screen in headless Chromium, against a server started by .ci/binder-check.
+"""Binder's first screen in headless Chromium, against a server started by a CI script.
 
-Usage: python .ci/binder_smoke.py BASE_URL TOKEN START_PATH
+Usage: python .ci/binder_smoke.py BASE_URL TOKEN OPEN_URL
 
-Opens START_PATH (README's Binder urlpath) and checks what a visitor sees first: the demo
-notebook with its kernel, the Copilot panel visible, a pill for a selected cell, a reply from
-the demo agent with that cell attached, and every cell of the notebook running (the slider
-included). Exits non-zero with the reason on the first failure.
+Opens OPEN_URL (README's Binder start URL, or the URL `jupyter lab` asked a browser to
+open) and checks what a visitor sees first: the notebook the URL names, with its kernel,
+the Copilot panel visible, a pill for a selected cell, a reply from the demo agent with that
+cell attached, and every cell of the notebook running (the slider included). Exits non-zero
+with the reason on the first failure.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 import sys
 import urllib.request
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 # The browser tests' Chromium and its flags (tests/lab.py), from this checkout.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -33,11 +35,10 @@ def sessions(base: str, token: str) -> list[dict]:
         return json.load(response)
 
 
-async def smoke(base: str, token: str, start_path: str) -> None:
+async def smoke(base: str, token: str, open_url: str) -> None:
     """Fail with AssertionError or a playwright timeout on the first thing a visitor misses."""
     from playwright.async_api import async_playwright
 
-    notebook = start_path.split("lab/tree/", 1)[-1]
     errors: list[str] = []
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -45,10 +46,13 @@ async def smoke(base: str, token: str, start_path: str) -> None:
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(str(e)))
         try:
-            await page.goto(f"{base}{start_path}?token={token}")
+            await page.goto(open_url)
             panel = page.locator("#jupyter-copilot-panel")
             await panel.wait_for(state="visible", timeout=90_000)
             print("the Copilot panel is visible")
+            if "/lab/tree/" not in page.url:
+                raise AssertionError(f"JupyterLab opened {page.url}, not a notebook")
+            notebook = unquote(urlsplit(page.url).path.split("/lab/tree/", 1)[1])
             name = notebook.rsplit("/", 1)[-1]
             tab = page.locator("#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current")
             await tab.filter(has_text=name).wait_for(timeout=30_000)
@@ -110,9 +114,9 @@ async def smoke(base: str, token: str, start_path: str) -> None:
 
 def main() -> int:
     """Run the smoke test; 0 when a visitor's first minute works."""
-    base, token, start_path = sys.argv[1:4]
+    base, token, open_url = sys.argv[1:4]
     try:
-        asyncio.run(smoke(base, token, start_path))
+        asyncio.run(smoke(base, token, open_url))
     except Exception as e:  # noqa: BLE001 (any failure is reported in one line)
         print(f"binder smoke test FAILED: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
