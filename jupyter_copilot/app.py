@@ -26,7 +26,7 @@ from .edits import ServedCells
 from .handlers import handler_routes
 from .killswitch import KillSwitch, KillSwitchState, config_directories, config_engaged
 from .mcp.endpoint import McpEndpoint
-from .mcp.grants import APPROVAL_MODES, CONTEXT_REFS, EXTERNAL_AGENT, McpCaller
+from .mcp.grants import APPROVAL_MODES, EXTERNAL_AGENT, NOTEBOOK_REFS, McpCaller
 from .mcp.tools import CopilotTools, ToolsHost
 from .registry import CopilotRegistry, load_registry
 from .sessions import TOOL, Registrations, hook_kernel_manager, hook_session_manager
@@ -101,7 +101,7 @@ class CopilotApp(AgentSettings, ExtensionApp):
     )
 
     external_context_refs = List(
-        Enum(CONTEXT_REFS),
+        Enum(NOTEBOOK_REFS),
         default_value=["selected_cell"],
         config=True,
         help="""What outside MCP clients may read, as context references.
@@ -258,6 +258,7 @@ class CopilotApp(AgentSettings, ExtensionApp):
             "killSwitch": kill_switch.to_json(),
             "pages": len(self.dispatcher.pages()),
             "rtc": self._rtc_enabled(),
+            "agentSandbox": self.sandbox.to_json(),
         }
 
     def external_caller(
@@ -290,6 +291,7 @@ class CopilotApp(AgentSettings, ExtensionApp):
         self.dispatcher.detach(session)
         self.edit_tool.page_closed(session)
         self.approvals.page_closed(session)
+        self.conversations.host.file_reviews.page_closed(session)
 
     async def stop_extension(self) -> None:
         """Deny waiting approvals, stop the agents, end MCP sessions, stop watching files."""

@@ -118,6 +118,29 @@ class Approvals:
         # A reject option the person picked is an answer too; Deny, Escape and the rest are not.
         return choice if outcome in (ALLOWED, DENIED) else None
 
+    async def ask_shell(
+        self,
+        *,
+        owner: str,
+        page: PageSession,
+        description: str,
+        command: str,
+        folder: str,
+        group: str,
+    ) -> bool:
+        """Show a shell command's card, with the exact command and folder; whether allowed.
+
+        The command is shown to the person only: it never reaches an event or a log.
+        """
+        request: dict[str, Any] = {
+            "toolName": "Shell command",
+            "kind": "shell",
+            "description": description,
+            "details": {"conversationId": group, "command": command, "folder": folder},
+        }
+        outcome, _ = await self._ask(request, owner, page, None, "conversation", None, group)
+        return outcome == ALLOWED
+
     async def _ask(
         self,
         request: dict[str, Any],

@@ -7,21 +7,38 @@ from typing import Any
 import pytest
 
 from jupyter_copilot.agents import bodies
-from jupyter_copilot.agents.catalog import DEMO_AGENT, AgentConfigError, build_catalog, parse_agent
+from jupyter_copilot.agents.catalog import (
+    DEMO_AGENT,
+    AgentConfigError,
+    FromEnv,
+    build_catalog,
+    parse_agent,
+    resolve_env,
+)
 from jupyter_copilot.agents.policy import (
+    agent_mode,
     client_capabilities,
     mcp_servers,
     mcp_url,
     prompt_blocks,
-    tools_attached,
+    tools_offered,
 )
 from jupyter_copilot.refusals import Refusal
 
 
-def catalog(configured: dict[str, Any], on_path: set[str] = frozenset(), discover: bool = True):
+def catalog(
+    configured: dict[str, Any],
+    on_path: set[str] = frozenset(),
+    discover: bool = True,
+    unguarded: bool = False,
+):
     warnings: list[str] = []
     agents = build_catalog(
-        configured, discover, lambda c: f"/bin/{c}" if c in on_path else None, warnings.append
+        configured,
+        discover,
+        lambda c: f"/bin/{c}" if c in on_path else None,
+        warnings.append,
+        unguarded,
     )
     return [a.id for a in agents], warnings
 
@@ -32,13 +49,61 @@ def test_the_demo_agent_is_offered_only_when_no_agent_is_configured() -> None:
 
 
 def test_known_agents_on_path_are_offered_after_the_configured_ones() -> None:
-    ids, _ = catalog({"mine": {"command": "my-acp --flag"}}, {"codex-acp", "goose"})
-    assert ids == ["mine", "codex", "goose"]
+    ids, _ = catalog({"mine": {"command": "my-acp --flag"}}, {"gemini", "claude-agent-acp"})
+    assert ids == ["mine", "claude-code", "gemini"]
     assert catalog({}, {"claude-code-acp"})[0] == ["claude-code", DEMO_AGENT]
     assert catalog({}, {"claude-code-acp"}, discover=False)[0] == [DEMO_AGENT]
     # A configured agent with a known id replaces the known one.
-    ids, _ = catalog({"codex": {"command": ["codex-acp", "--mine"]}}, {"codex-acp"})
-    assert ids == ["codex"]
+    ids, _ = catalog({"gemini": {"command": ["gemini", "--mine"]}}, {"gemini"})
+    assert ids == ["gemini"]
+
+
+def test_known_agents_run_their_current_command_and_the_old_name_still_works() -> None:
+    def command(on_path: set[str]) -> tuple[str, ...]:
+        [spec] = build_catalog(
+            {"x": {"command": ["x"]}}, True, lambda c: c if c in on_path else None, print
+        )[1:]
+        return spec.command
+
+    assert command({"claude-agent-acp", "claude-code-acp"}) == ("claude-agent-acp",)
+    assert command({"claude-code-acp"}) == ("claude-code-acp",)
+    assert command({"gemini"}) == ("gemini", "--acp")
+
+
+def test_unguarded_known_agents_are_offered_only_when_the_admin_says_so() -> None:
+    on_path = {"codex-acp", "goose", "gemini"}
+    assert catalog({"m": {"command": "m"}}, on_path)[0] == ["m", "gemini"]
+    assert catalog({"m": {"command": "m"}}, on_path, unguarded=True)[0] == [
+        "m",
+        "codex",
+        "gemini",
+        "goose",
+    ]
+    agents = build_catalog({}, True, lambda c: c if c in on_path else None, print, True)
+    shown = {a.id: a.to_json() for a in agents}
+    assert shown["codex"]["guarded"] is False and "not reviewed" in shown["codex"]["warning"]
+    assert shown["gemini"] == {
+        "id": "gemini",
+        "label": "Gemini CLI",
+        "description": "Google's Gemini CLI in ACP mode.",
+        "guarded": True,
+        "warning": None,
+    }
+
+
+def test_an_env_value_may_name_a_server_variable_instead_of_holding_a_key() -> None:
+    spec = parse_agent(
+        "a",
+        {
+            "command": ["a"],
+            "env": {"KEY": {"fromEnv": "SERVER_KEY"}, "MODE": "x", "GONE": {"fromEnv": "UNSET"}},
+        },
+    )
+    assert spec.env["KEY"] == FromEnv("SERVER_KEY")
+    assert resolve_env(spec.env, {"SERVER_KEY": "secret"}) == {"KEY": "secret", "MODE": "x"}
+    for bad in ({"K": {"fromEnv": ""}}, {"K": {"fromEnv": "A", "x": 1}}, {"K": 3}):
+        with pytest.raises(AgentConfigError):
+            parse_agent("a", {"command": ["a"], "env": bad})
 
 
 def test_a_malformed_agent_is_skipped_with_a_warning_naming_the_problem() -> None:
@@ -74,13 +139,19 @@ def test_an_agent_shows_its_label_and_first_description_line_never_its_command()
         "a", {"command": "run --x 'y z'", "label": " A ", "description": "One.\nTwo."}
     )
     assert spec.command == ("run", "--x", "y z")
-    assert spec.to_json() == {"id": "a", "label": "A", "description": "One."}
+    assert spec.to_json() == {
+        "id": "a",
+        "label": "A",
+        "description": "One.",
+        "guarded": True,
+        "warning": None,
+    }
 
 
 def test_tools_are_attached_only_with_a_grant_and_not_chat_only() -> None:
-    assert tools_attached(False, ["selected_cell"]) is True
-    assert tools_attached(True, ["selected_cell"]) is False
-    assert tools_attached(False, []) is False
+    assert tools_offered(False, ["selected_cell"]) is True
+    assert tools_offered(True, ["selected_cell"]) is False
+    assert tools_offered(False, []) is False
     assert mcp_servers(False, "http://h/copilot/mcp", "jcc-t") == []
     [server] = mcp_servers(True, "http://h/copilot/mcp", "jcc-t")
     assert server.model_dump(by_alias=True, exclude_none=True) == {
@@ -91,10 +162,28 @@ def test_tools_are_attached_only_with_a_grant_and_not_chat_only() -> None:
     }
 
 
-def test_we_announce_no_file_system_and_no_terminal() -> None:
+def test_we_announce_file_reads_writes_and_terminals_so_adapters_route_them_to_us() -> None:
     caps = client_capabilities()
     assert caps.fs is not None
-    assert (caps.fs.read_text_file, caps.fs.write_text_file, caps.terminal) == (False, False, False)
+    assert (caps.fs.read_text_file, caps.fs.write_text_file, caps.terminal) == (True, True, True)
+
+
+@pytest.mark.parametrize(
+    ("available", "read_only", "expected"),
+    [
+        (("auto", "default", "acceptEdits", "plan", "bypassPermissions"), False, "default"),
+        (("auto", "default", "acceptEdits", "plan", "bypassPermissions"), True, "plan"),
+        (("yolo", "autoEdit"), False, None),
+        (("auto",), True, None),
+        ((), False, None),
+    ],
+)
+def test_the_agent_is_held_in_its_asking_mode_or_its_plan_mode_never_an_unsafe_one(
+    available: tuple[str, ...], read_only: bool, expected: str | None
+) -> None:
+    assert agent_mode(available, "default", "plan", read_only) == expected
+    # A profile can name an unsafe mode by mistake: it is still never chosen.
+    assert agent_mode(("yolo",), "yolo", "yolo", read_only) is None
 
 
 @pytest.mark.parametrize(
@@ -126,7 +215,7 @@ def test_the_message_is_verbatim_and_the_cell_is_a_separate_resource() -> None:
     assert first.text == text
     dumped = second.model_dump(by_alias=True, exclude_none=True)
     assert dumped["resource"] == {
-        "uri": "jupyter-copilot://cell/art/c1",
+        "uri": "jupyter-copilot://cell/art/c1?expectedSourceHash=sha256:x",
         "text": "# T",
         "mimeType": "text/markdown",
         "_meta": {"cellId": "c1", "cellType": "markdown", "expectedSourceHash": "sha256:x"},

@@ -78,15 +78,23 @@ async def test_agents_lists_the_configured_agent_the_context_refs_and_the_modes(
     status, body = await api(jp_fetch, "agents")
     assert status == 200
     assert body["agents"] == [
-        {"id": "scripted", "label": "Scripted agent", "description": "Does what the test says."}
+        {
+            "id": "scripted",
+            "label": "Scripted agent",
+            "description": "Does what the test says.",
+            "guarded": True,
+            "warning": None,
+        }
     ]
     assert body["defaultAgent"] == "scripted"
     assert [r["id"] for r in body["contextRefs"]] == [
         "selected_cell",
         "active_notebook",
         "cell_outputs",
+        "files",
     ]
     assert all(r["label"] and r["allows"] for r in body["contextRefs"])
+    assert body["sandbox"]["mode"] == "auto" and isinstance(body["sandbox"]["active"], bool)
     assert [(m["id"], m["label"]) for m in body["modes"]] == [
         ("plan", "Plan"),
         ("interactive", "Ask before edits"),
@@ -116,28 +124,15 @@ async def test_a_chat_only_message_reaches_the_agent_verbatim_with_no_mcp_server
     assert session["mcpServers"] == []
     [init] = agent_log(log, "initialize")
     caps = init["clientCapabilities"]
-    assert caps["fs"]["readTextFile"] is False and caps["fs"]["writeTextFile"] is False
-    assert caps["terminal"] is False
+    # Announced in every mode: what the agent asks for is then held to the mode by us.
+    assert caps["fs"]["readTextFile"] is True and caps["fs"]["writeTextFile"] is True
+    assert caps["terminal"] is True
     status, body = await api(jp_fetch, "conversations", conversation)
     assert body["conversation"]["toolsAttached"] is False
     assert body["conversation"]["title"] == "Reply with the word received"
     [turn] = body["turns"]
     assert turn["user"] == {"text": "Reply with the word received", "attachment": None}
     assert (turn["reply"], turn["stopReason"]) == ("received", "end_turn")
-
-
-async def test_the_agent_cannot_write_files_read_files_or_run_terminals_through_us(
-    jp_fetch: Any, log: Path, tmp_path: Path
-) -> None:
-    conversation = await create(jp_fetch)
-    events = await send(jp_fetch, conversation, "try-client-powers")
-    assert reply_of(events) == "tried"
-    powers = {e["method"]: e for e in agent_log(log, "client-power")}
-    assert set(powers) == {"write_text_file", "read_text_file", "create_terminal"}
-    assert all(e["refused"] for e in powers.values())
-    # Files: "method not found". Terminals: the ACP library answers an optional method
-    # the client lacks with null, which is no terminal either.
-    assert powers["write_text_file"]["code"] == powers["read_text_file"]["code"] == -32601
 
 
 async def test_no_context_reference_means_no_tools_even_when_not_chat_only(
@@ -170,7 +165,11 @@ async def test_the_attached_cell_travels_as_a_resource_and_tools_use_the_convers
     resource = prompt["blocks"][1]["resource"]
     assert prompt["blocks"][1]["type"] == "resource"
     assert resource["text"] == SOURCE
-    assert resource["uri"] == f"jupyter-copilot://cell/{page.artifact_id}/{cell_id}"
+    # The hash travels in the URI too: real adapters pass the URI on and drop _meta.
+    assert resource["uri"] == (
+        f"jupyter-copilot://cell/{page.artifact_id}/{cell_id}"
+        f"?expectedSourceHash={source_hash(SOURCE)}"
+    )
     assert resource["_meta"] == {
         "cellId": cell_id,
         "cellType": "code",

@@ -139,3 +139,10 @@ def decision(body: Any) -> Decision:
         if isinstance(option, str) and 0 < len(option) <= _ID_CHARS:
             return Decision(option_id=option)
     raise _invalid('The body must be {"decision": "allow" | "deny"} or {"optionId": "<id>"}.')
+
+
+def file_decision(body: dict[str, Any]) -> str:
+    """``{"decision": "keep" | "undo"}`` on a file review."""
+    if set(body) != {"decision"} or body["decision"] not in ("keep", "undo"):
+        raise _invalid('The body must be {"decision": "keep" | "undo"}.')
+    return str(body["decision"])

@@ -9,11 +9,25 @@ from __future__ import annotations
 import shlex
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 #: The id of the shipped, rule-based demo agent.
 DEMO_AGENT = "demo"
+
+
+@dataclass(frozen=True)
+class FromEnv:
+    """An ``env`` value taken from the server's own environment when the agent starts.
+
+    Configured as ``{"fromEnv": "NAME"}``, so that a key stays out of the config files; an
+    unset variable is left out of the agent's environment.
+    """
+
+    name: str
+
+
+EnvValue = str | FromEnv
 
 
 @dataclass(frozen=True)
@@ -24,40 +38,116 @@ class AgentSpec:
     label: str
     description: str
     command: tuple[str, ...]
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, EnvValue] = field(default_factory=dict)
     #: ``configured``, ``known`` (found on PATH) or ``demo``; for telemetry.
     kind: str = "configured"
+    #: Whether the product can hold the agent to its rules: it sends its own file and shell
+    #: tools through us and asks before acting, or has none. See docs/security.md.
+    guarded: bool = True
+    #: The agent's own session mode in which it asks before acting, and its plan mode.
+    ask_mode: str | None = None
+    plan_mode: str | None = None
+    #: Folders under HOME where the agent keeps its own state; writable in the sandbox.
+    state_dirs: tuple[str, ...] = ()
+    #: Environment that is safe only under the sandbox (which hides settings folders).
+    sandbox_env: Mapping[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> dict[str, Any]:
         """What the panel shows: never the command or the environment."""
-        return {"id": self.id, "label": self.label, "description": self.description}
+        return {
+            "id": self.id,
+            "label": self.label,
+            "description": self.description,
+            "guarded": self.guarded,
+            "warning": None if self.guarded else UNGUARDED_WARNING,
+        }
 
 
-#: ACP agents that are offered when their command is on PATH, in this order.
-KNOWN_AGENTS: tuple[AgentSpec, ...] = (
-    AgentSpec(
-        "claude-code",
-        "Claude Code",
-        "Anthropic's coding agent, through its ACP adapter.",
-        ("claude-code-acp",),
-        kind="known",
+#: What the Agent menu says of an agent that the product cannot hold to its rules.
+UNGUARDED_WARNING = (
+    "This agent can act on your files and run commands without asking jupyter-copilot "
+    "first: its changes are not reviewed."
+)
+
+
+def _passed_through(*names: str) -> dict[str, EnvValue]:
+    return {name: FromEnv(name) for name in names}
+
+
+#: What keeps a known agent local and quiet: no telemetry, no self-update, no side traffic.
+_QUIET = {"DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DO_NOT_TRACK": "1"}
+
+
+#: ACP agents that are offered when their command is on PATH, in this order. Each entry is
+#: a profile: the commands to look for (current name first), what its environment needs and
+#: how it is held (docs/security.md lists what each routes through us).
+KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
+    (
+        AgentSpec(
+            "claude-code",
+            "Claude Code",
+            "Anthropic's coding agent, through its ACP adapter.",
+            ("claude-agent-acp",),
+            env={
+                **_QUIET,
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                **_passed_through(
+                    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"
+                ),
+            },
+            kind="known",
+            ask_mode="default",
+            plan_mode="plan",
+            state_dirs=(".claude",),
+        ),
+        (("claude-agent-acp",), ("claude-code-acp",)),
     ),
-    AgentSpec(
-        "codex",
-        "Codex",
-        "OpenAI's coding agent, through its ACP adapter.",
-        ("codex-acp",),
-        kind="known",
+    (
+        AgentSpec(
+            "codex",
+            "Codex",
+            "OpenAI's coding agent, through its ACP adapter.",
+            ("codex-acp",),
+            env={**_QUIET, **_passed_through("OPENAI_API_KEY", "OPENAI_BASE_URL")},
+            kind="known",
+            guarded=False,
+            state_dirs=(".codex",),
+        ),
+        (("codex-acp",),),
     ),
-    AgentSpec(
-        "gemini",
-        "Gemini CLI",
-        "Google's Gemini CLI in ACP mode.",
-        ("gemini", "--experimental-acp"),
-        kind="known",
+    (
+        AgentSpec(
+            "gemini",
+            "Gemini CLI",
+            "Google's Gemini CLI in ACP mode.",
+            ("gemini", "--acp"),
+            env={
+                **_QUIET,
+                **_passed_through("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL"),
+            },
+            kind="known",
+            ask_mode="default",
+            plan_mode="plan",
+            state_dirs=(".gemini",),
+            # Gemini drops client MCP servers in a folder it does not trust, and trusting a
+            # folder also runs the settings in its .gemini: only under the sandbox, which
+            # hides that folder, is the notebook folder trusted.
+            sandbox_env={"GEMINI_CLI_TRUST_WORKSPACE": "true"},
+        ),
+        (("gemini", "--acp"),),
     ),
-    AgentSpec(
-        "goose", "Goose", "Block's open-source agent in ACP mode.", ("goose", "acp"), kind="known"
+    (
+        AgentSpec(
+            "goose",
+            "Goose",
+            "Block's open-source agent in ACP mode.",
+            ("goose", "acp"),
+            env=dict(_QUIET),
+            kind="known",
+            guarded=False,
+            state_dirs=(".config/goose", ".local/share/goose"),
+        ),
+        (("goose", "acp"),),
     ),
 )
 
@@ -96,17 +186,52 @@ def parse_agent(agent_id: Any, entry: Any) -> AgentSpec:
     description = entry.get("description", "")
     if not isinstance(label, str) or not isinstance(description, str):
         raise AgentConfigError(f"agent '{agent_id}': 'label' and 'description' must be strings")
-    env = entry.get("env", {})
-    if not isinstance(env, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in env.items()
-    ):
-        raise AgentConfigError(f"agent '{agent_id}': 'env' must map strings to strings")
-    unknown = set(entry) - {"label", "description", "command", "env"}
+    env = _parse_env(agent_id, entry.get("env", {}))
+    guarded = entry.get("guarded", True)
+    if not isinstance(guarded, bool):
+        raise AgentConfigError(f"agent '{agent_id}': 'guarded' must be true or false")
+    unknown = set(entry) - {"label", "description", "command", "env", "guarded"}
     if unknown:
         raise AgentConfigError(f"agent '{agent_id}': unknown keys {sorted(unknown)}")
     # The panel shows one line: the first line of the description.
     first_line = description.strip().splitlines()[0] if description.strip() else ""
-    return AgentSpec(agent_id, label.strip() or agent_id, first_line, tuple(command), dict(env))
+    return AgentSpec(
+        agent_id, label.strip() or agent_id, first_line, tuple(command), env, guarded=guarded
+    )
+
+
+def _parse_env(agent_id: str, env: Any) -> dict[str, EnvValue]:
+    problem = f"agent '{agent_id}': 'env' must map names to strings or {{\"fromEnv\": NAME}}"
+    if not isinstance(env, Mapping):
+        raise AgentConfigError(problem)
+    parsed: dict[str, EnvValue] = {}
+    for key, value in env.items():
+        if not isinstance(key, str) or not key:
+            raise AgentConfigError(problem)
+        if isinstance(value, str):
+            parsed[key] = value
+        elif (
+            isinstance(value, Mapping)
+            and set(value) == {"fromEnv"}
+            and isinstance(value["fromEnv"], str)
+            and value["fromEnv"]
+        ):
+            parsed[key] = FromEnv(value["fromEnv"])
+        else:
+            raise AgentConfigError(problem)
+    return parsed
+
+
+def resolve_env(env: Mapping[str, EnvValue], server_env: Mapping[str, str]) -> dict[str, str]:
+    """An agent's ``env`` with every ``fromEnv`` value read from the server's environment."""
+    resolved: dict[str, str] = {}
+    for key, value in env.items():
+        if isinstance(value, FromEnv):
+            if value.name in server_env:
+                resolved[key] = server_env[value.name]
+        else:
+            resolved[key] = value
+    return resolved
 
 
 def build_catalog(
@@ -114,12 +239,14 @@ def build_catalog(
     discover: bool,
     which: Callable[[str], str | None],
     warn: Callable[[str], None],
+    allow_unguarded: bool = False,
 ) -> list[AgentSpec]:
     """The agents on offer, the default first.
 
     Configured agents come first, in the order given; known ACP agents found on PATH follow
-    unless a configured agent has the same id or ``discover`` is off. The demo agent is
-    offered when the configuration names no agent, last.
+    unless a configured agent has the same id or ``discover`` is off. A known agent that the
+    product cannot hold to its rules is offered only with ``allow_unguarded``. The demo
+    agent is offered when the configuration names no agent, last.
     """
     agents: dict[str, AgentSpec] = {}
     for agent_id, entry in configured.items():
@@ -130,9 +257,12 @@ def build_catalog(
             continue
         agents[spec.id] = spec
     if discover:
-        for known in KNOWN_AGENTS:
-            if known.id not in agents and which(known.command[0]) is not None:
-                agents[known.id] = known
+        for known, commands in KNOWN_AGENTS:
+            if known.id in agents or not (known.guarded or allow_unguarded):
+                continue
+            found = next((c for c in commands if which(c[0]) is not None), None)
+            if found is not None:
+                agents[known.id] = replace(known, command=found)
     if not configured and DEMO_AGENT not in agents:
         agents[DEMO_AGENT] = demo_spec()
     return list(agents.values())

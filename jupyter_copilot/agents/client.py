@@ -1,9 +1,8 @@
 """The ACP client side of a conversation's agent.
 
 It turns the agent's updates into the turn's stream (reply text, one-line tool calls) and
-its permission requests into approval cards. It implements no file system or terminal
-methods: an agent that asks us to read or write a file or run a command gets "method not
-found".
+hands its file, shell and permission requests to :class:`OwnTools`, which holds them to the
+conversation's mode. A change of the agent's own session mode is put back (``host.py``).
 """
 
 from __future__ import annotations
@@ -12,17 +11,22 @@ from typing import TYPE_CHECKING, Any
 
 from acp.schema import (
     AgentMessageChunk,
-    AllowedOutcome,
-    DeniedOutcome,
+    CreateTerminalResponse,
+    CurrentModeUpdate,
+    EnvVariable,
     PermissionOption,
+    ReadTextFileResponse,
     RequestPermissionResponse,
+    TerminalOutputResponse,
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
+    WaitForTerminalExitResponse,
 )
 
 from .conversation import ERROR_CHARS, Conversation
+from .own_tools import OwnTools
 
 if TYPE_CHECKING:
     from .host import Conversations
@@ -31,14 +35,22 @@ if TYPE_CHECKING:
 class AgentClient:
     """The ACP client side of one conversation's agent."""
 
-    def __init__(self, conversations: Conversations, conversation: Conversation) -> None:
+    def __init__(
+        self, conversations: Conversations, conversation: Conversation, tools: OwnTools
+    ) -> None:
         self._conversations = conversations
         self._conversation = conversation
+        self._tools = tools
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
-        """Stream reply text and tool calls into the running turn; ignore the rest."""
+        """Stream reply text and tool calls into the running turn; hold the agent's mode."""
+        if session_id != self._conversation.session_id:
+            return
+        if isinstance(update, CurrentModeUpdate):
+            self._conversations.agent_mode_changed(self._conversation, update.current_mode_id)
+            return
         turn = self._conversation.running
-        if turn is None or session_id != self._conversation.session_id:
+        if turn is None:
             return
         if isinstance(update, AgentMessageChunk):
             if isinstance(update.content, TextContentBlock) and update.content.text:
@@ -49,13 +61,56 @@ class AgentClient:
     async def request_permission(
         self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **_: Any
     ) -> RequestPermissionResponse:
-        """Ask the person with an approval card that offers the agent's options."""
-        choice = await self._conversations.ask_permission(self._conversation, tool_call, options)
-        if choice is None:
-            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=choice)
-        )
+        """Reject what the mode forbids at once; a card with the agent's options otherwise."""
+        return await self._tools.request_permission(tool_call, options)
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **_: Any,
+    ) -> ReadTextFileResponse:
+        """A file read, if the conversation may read files."""
+        return await self._tools.read_text_file(path, line, limit)
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **_: Any) -> None:
+        """A file write becomes a file review; nothing is written before Keep."""
+        await self._tools.write_text_file(path, content)
+
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[EnvVariable] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **_: Any,
+    ) -> CreateTerminalResponse:
+        """A shell command, run only after the person allows its card."""
+        return await self._tools.create_terminal(command, args, env, cwd, output_byte_limit)
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **_: Any
+    ) -> TerminalOutputResponse:
+        """What a command printed so far."""
+        return await self._tools.terminal_output(terminal_id)
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **_: Any
+    ) -> WaitForTerminalExitResponse:
+        """Wait for a command to end."""
+        return await self._tools.wait_for_terminal_exit(terminal_id)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **_: Any) -> None:
+        """Kill a command."""
+        await self._tools.kill_terminal(terminal_id)
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **_: Any) -> None:
+        """Kill a command if it runs and forget it."""
+        await self._tools.release_terminal(terminal_id)
 
 
 def _tool_event(update: ToolCallStart | ToolCallProgress) -> dict[str, Any]:
@@ -72,4 +127,6 @@ def _tool_event(update: ToolCallStart | ToolCallProgress) -> dict[str, Any]:
             and isinstance(getattr(item, "content", None), TextContentBlock)
         ]
         event["error"] = (" ".join(texts).strip() or "The tool call failed.")[:ERROR_CHARS]
+    if isinstance(update.kind, str):
+        event["kind"] = update.kind
     return event

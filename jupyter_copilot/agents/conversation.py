@@ -19,11 +19,15 @@ from .catalog import AgentSpec
 
 if TYPE_CHECKING:
     from .process import AgentProcess
+    from .shell import Terminals
 
 #: How much of the first message becomes the conversation's title.
 TITLE_CHARS = 80
 #: A failed tool call's error as the panel shows it, at most this long.
 ERROR_CHARS = 300
+#: A notice, and a shell command's output as its tool card shows it, at most this long.
+NOTICE_CHARS = 500
+OUTPUT_CHARS = 4000
 
 END_TURN = "end_turn"
 CANCELLED = "cancelled"
@@ -43,6 +47,8 @@ class Turn:
         self.text = text
         self.attachment = attachment
         self.reply: list[str] = []
+        #: What the server told the person about this turn (a refused request, say).
+        self.notices: list[str] = []
         self.tool_calls: dict[str, dict[str, Any]] = {}
         self.stop_reason: str | None = None
         self.error: str | None = None
@@ -73,14 +79,22 @@ class Turn:
                     "error": None,
                 },
             )
-            call.update({k: v for k, v in event.items() if k in ("title", "status", "error")})
+            call.update(
+                {k: v for k, v in event.items() if k in ("title", "status", "error", "output")}
+            )
             event = {"type": "tool", **call}
+        elif kind == "notice":
+            self.notices.append(event["text"])
         elif kind == "end":
             self.stop_reason = event["stopReason"]
             self.error = event.get("error")
         self.events.append(event)
         wake, self._wake = self._wake, asyncio.Event()
         wake.set()
+
+    def notice(self, text: str) -> None:
+        """Tell the person something about this turn, in its reply area."""
+        self.emit({"type": "notice", "text": text[:NOTICE_CHARS]})
 
     def end(self, stop_reason: str, error: str | None = None) -> None:
         """End the turn (a second end is ignored)."""
@@ -105,6 +119,7 @@ class Turn:
             "turnId": self.turn_id,
             "user": {"text": self.text, "attachment": self.attachment},
             "reply": "".join(self.reply),
+            "notices": list(self.notices),
             "toolCalls": list(self.tool_calls.values()),
             "stopReason": self.stop_reason,
             "error": self.error,
@@ -136,8 +151,18 @@ class Conversation:
     token: str = field(default_factory=lambda: "jcc-" + secrets.token_urlsafe(32), repr=False)
     archived: bool = False
     title: str | None = None
-    #: Whether the agent got our MCP endpoint; fixed at the first message.
-    tools_attached: bool | None = None
+    #: Whether the agent was offered our MCP endpoint; fixed at the first message.
+    tools_offered: bool | None = None
+    #: Whether the agent has connected to our MCP endpoint with its token.
+    tools_attached: bool = False
+    #: What the server's authorizer lets the person do with files, as of the last message.
+    may_read_files: bool = False
+    may_write_files: bool = False
+    #: The agent's own session mode we hold it in, and the modes it offers.
+    agent_mode: str | None = None
+    agent_modes: tuple[str, ...] = ()
+    #: Shell commands the person allowed, while they run.
+    terminals: Terminals | None = None
     turns: list[Turn] = field(default_factory=list)
     #: The page that sent the latest message: the agent's permission cards go there.
     page_id: str | None = None
@@ -151,7 +176,7 @@ class Conversation:
     @property
     def started(self) -> bool:
         """Whether the first message was sent (the tools are fixed from then on)."""
-        return self.tools_attached is not None
+        return self.tools_offered is not None
 
     def to_json(self) -> dict[str, Any]:
         """The conversation's metadata, as listed."""
@@ -162,6 +187,7 @@ class Conversation:
             "chatOnly": self.chat_only,
             "contextRefs": list(self.context_refs),
             "mode": self.mode,
+            "toolsOffered": self.tools_offered,
             "toolsAttached": self.tools_attached,
             "state": "running" if self.running is not None else "idle",
             "archived": self.archived,

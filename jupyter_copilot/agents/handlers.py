@@ -50,6 +50,14 @@ class _ConversationHandler(CopilotAPIHandler):
         self._check_enabled()
         return self.copilot.conversations.get(self._owner, conversation_id)
 
+    async def _may(self, action: str) -> bool:
+        """Whether the server's authorizer lets this person ``action`` files (contents)."""
+        return bool(
+            await ensure_async(
+                self.authorizer.is_authorized(self, self.current_user, action, "contents")
+            )
+        )
+
     def _reply(self, body: dict[str, Any], status: int = 200) -> None:
         self.set_status(status)
         self.finish(json.dumps(body, ensure_ascii=False))
@@ -124,7 +132,12 @@ class MessagesHandler(_ConversationHandler):
         """
         conversation = self._conversation(conversation_id)
         message = bodies.message(bodies.json_body(self.request.body))
-        turn = await self.copilot.conversations.send(conversation, message)
+        turn = await self.copilot.conversations.send(
+            conversation,
+            message,
+            may_read_files=await self._may("read"),
+            may_write_files=await self._may("write"),
+        )
         self.set_header("Content-Type", "application/x-ndjson; charset=UTF-8")
         self.set_header("Cache-Control", "no-store")
         self.set_header("X-Accel-Buffering", "no")
@@ -163,6 +176,24 @@ class ArchiveHandler(_ConversationHandler):
         self._reply({"conversation": conversation.to_json()})
 
 
+class FileReviewHandler(_ConversationHandler):
+    """``POST copilot/api/file-reviews/<id>``: Keep or Undo an agent's proposed file write."""
+
+    @web.authenticated
+    @authorized("execute")
+    @_refusals_answered
+    async def post(self, review_id: str) -> None:
+        """``{"decision": "keep" | "undo"}``; Keep writes only an unchanged file."""
+        self._check_enabled()
+        decision = bodies.file_decision(bodies.json_body(self.request.body))
+        if decision == "keep" and not await self._may("write"):
+            raise Refusal("read-only", "You may not write files on this server.")
+        taken = await self.copilot.conversations.host.file_reviews.decide(
+            review_id, self._owner, decision
+        )
+        self._reply({"decision": taken})
+
+
 def conversation_routes(app: CopilotApp) -> list[tuple[str, type, dict[str, Any]]]:
     """The routes of the conversation API."""
     kwargs = {"app": app}
@@ -174,4 +205,5 @@ def conversation_routes(app: CopilotApp) -> list[tuple[str, type, dict[str, Any]
         (one + "/messages", MessagesHandler, kwargs),
         (one + "/cancel", CancelHandler, kwargs),
         (one + "/archive", ArchiveHandler, kwargs),
+        (r"/copilot/api/file-reviews/(?P<review_id>[0-9a-f]{32})", FileReviewHandler, kwargs),
     ]

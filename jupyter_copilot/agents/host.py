@@ -1,10 +1,10 @@
 """The conversations of this server and the agents that answer them.
 
 Each conversation gets its own agent process, started at its first message (and again at
-the next message after a crash). The agent speaks ACP to :class:`AgentClient`, which turns
-its updates into the turn's stream and its permission requests into approval cards; it
-offers no file system or terminal methods, so an agent cannot ask us to write files or run
-commands.
+the next message after a crash), under the sandbox where it works. The agent speaks ACP to
+:class:`AgentClient`, which turns its updates into the turn's stream and hands its file,
+shell and permission requests to :class:`OwnTools`, under the conversation's mode. The
+agent's own session mode is held where it asks before acting (docs/security.md).
 """
 
 from __future__ import annotations
@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import acp
-from acp.schema import ToolCallUpdate
 
 from ..approvals import Approvals
 from ..dispatcher import Dispatcher
-from ..mcp.grants import CONTEXT_REFS, INTERACTIVE, SELECTED_CELL
+from ..mcp.grants import CONTEXT_REFS, FILES, INTERACTIVE, PLAN, SELECTED_CELL
 from ..refusals import Refusal
 from ..telemetry import Telemetry
 from . import bodies
@@ -30,8 +29,11 @@ from .catalog import AgentSpec
 from .client import AgentClient
 from .conversation import CANCELLED, END_TURN, ERROR, TITLE_CHARS, Conversation, Turn
 from .conversation import token_key as _token_key
-from .policy import mcp_servers, prompt_blocks, tools_attached
+from .filereviews import FileReviews
+from .own_tools import OwnTools, OwnToolsHost
+from .policy import agent_mode, mcp_servers, prompt_blocks, tools_offered
 from .process import AgentExited, AgentProcess, AgentStartError
+from .sandbox import Sandbox
 
 #: What a new conversation starts with, and what "Restore defaults" brings back.
 DEFAULT_CONTEXT_REFS = (SELECTED_CELL,)
@@ -43,6 +45,10 @@ _REF_TEXTS = {
     "selected_cell": ("Selected cell", "Read the one cell you have selected, with its hash."),
     "active_notebook": ("Active notebook", "Read every cell of the active notebook, in pages."),
     "cell_outputs": ("Cell outputs", "Read summaries of outputs of the cells it may read."),
+    "files": (
+        "Files in the server's folder",
+        "Read files in the server's folder through the agent's own tools (never notebooks).",
+    ),
 }
 _MODE_TEXTS = {
     "plan": ("Plan", "Read only: the agent can suggest but not propose edits."),
@@ -65,10 +71,16 @@ class ConversationsHost:
     tools_enabled: Callable[[], bool]
     #: Seconds an agent may sit idle before its process is stopped; 0 keeps it.
     idle_timeout: Callable[[], float]
-    #: The directory agents start in.
+    #: The directory agents start in: the server's root.
     cwd: str
     telemetry: Telemetry
     log: logging.Logger
+    file_reviews: FileReviews
+    #: ``CopilotApp.agent_shell`` now: ``ask`` or ``never``.
+    shell_policy: Callable[[], str]
+    #: Seconds an allowed shell command may run.
+    shell_timeout: Callable[[], float]
+    sandbox: Sandbox
 
 
 class Conversations:
@@ -99,6 +111,7 @@ class Conversations:
             ],
             "defaults": {"contextRefs": list(DEFAULT_CONTEXT_REFS), "mode": DEFAULT_MODE},
             "toolsEnabled": self.host.tools_enabled(),
+            "sandbox": self.host.sandbox.to_json(),
         }
 
     def create(self, owner: str, user: Any, body: dict[str, Any]) -> Conversation:
@@ -155,24 +168,39 @@ class Conversations:
             conversation.context_refs = settings.context_refs
         if settings.mode is not None:
             conversation.mode = settings.mode
+        if settings.mode is not None or settings.chat_only is not None:
+            self._hold_agent_mode(conversation)
 
     def by_token(self, token: str) -> Conversation | None:
-        """The live conversation a bearer token belongs to, if any."""
+        """The live conversation a bearer token belongs to, if any.
+
+        A request with a valid token is the agent connecting to our tools: from then on the
+        conversation says ``toolsAttached``.
+        """
         conversation = self._by_token.get(_token_key(token))
         if (
             conversation is None
             or conversation.archived
-            or not conversation.tools_attached
+            or not conversation.tools_offered
             or self._stopped
         ):
             return None
+        conversation.tools_attached = True
         return conversation
 
-    async def send(self, conversation: Conversation, message: bodies.Message) -> Turn:
+    async def send(
+        self,
+        conversation: Conversation,
+        message: bodies.Message,
+        may_read_files: bool = False,
+        may_write_files: bool = False,
+    ) -> Turn:
         """Start a turn with the person's message; the agent's reply streams into it.
 
         The attached cell is read from the live notebook first, so that a cell that has
-        gone refuses the message before anything reaches the agent.
+        gone refuses the message before anything reaches the agent. ``may_read_files`` and
+        ``may_write_files`` are the server authorizer's answers for the person now: the
+        agent's own file tools act as the person.
         """
         self._writable(conversation)
         if conversation.running is not None:
@@ -196,10 +224,12 @@ class Conversations:
         conversation.turns.append(turn)
         conversation.running = turn
         conversation.page_id = message.page_id
+        conversation.may_read_files = may_read_files
+        conversation.may_write_files = may_write_files
         if conversation.title is None:
             conversation.title = message.text.strip().splitlines()[0][:TITLE_CHARS]
-        if conversation.tools_attached is None:
-            conversation.tools_attached = tools_attached(
+        if conversation.tools_offered is None:
+            conversation.tools_offered = tools_offered(
                 conversation.chat_only, conversation.context_refs
             )
         process = conversation.process
@@ -248,30 +278,18 @@ class Conversations:
         self._by_token.clear()
         await asyncio.gather(*(self._end(c) for c in self._by_id.values()))
 
-    # -- permission requests -----------------------------------------------------------------
+    # -- the agent's own mode -----------------------------------------------------------------
 
-    async def ask_permission(
-        self, conversation: Conversation, tool_call: ToolCallUpdate, options: list[Any]
-    ) -> str | None:
-        """Show an agent's permission request on the person's page; the chosen option."""
-        try:
-            page = self.host.dispatcher.resolve(conversation.page_id)
-        except Refusal:
-            try:
-                page = self.host.dispatcher.resolve()
-            except Refusal:
-                return None
-        return await self.host.approvals.ask_permission(
-            owner=conversation.owner,
-            page=page,
-            title=(tool_call.title or "A tool call")[:200],
-            description=f"{conversation.agent.label} asks for permission",
-            details={"conversationId": conversation.id, "toolCallId": tool_call.tool_call_id},
-            options=[
-                {"optionId": o.option_id, "name": o.name[:80], "kind": o.kind} for o in options
-            ],
-            group=conversation.id,
-        )
+    def agent_mode_changed(self, conversation: Conversation, mode_id: str) -> None:
+        """The agent changed its own session mode: put it back if it left ours."""
+        if conversation.agent_mode is None or mode_id == conversation.agent_mode:
+            return
+        if conversation.running is not None:
+            conversation.running.notice(
+                f"{conversation.agent.label} switched itself to its '{mode_id}' mode; it was "
+                f"put back into '{conversation.agent_mode}'."
+            )
+        self._hold_agent_mode(conversation, force=True)
 
     # -- internals ---------------------------------------------------------------------------
 
@@ -296,6 +314,17 @@ class Conversations:
                 await self._start_agent(conversation)
             process = conversation.process
             assert process is not None and process.conn is not None
+            await self._set_agent_mode(conversation)
+            if conversation.agent_modes and conversation.agent_mode != self._wanted_agent_mode(
+                conversation
+            ):
+                # Fail closed: an agent left in a mode that acts without asking gets no prompt.
+                turn.end(
+                    ERROR,
+                    f"{conversation.agent.label} could not be put into the mode in which it "
+                    "asks before acting; nothing was sent to it.",
+                )
+                return
             if len(blocks) > 1 and not process.accepts_embedded_context:
                 turn.end(
                     ERROR,
@@ -306,6 +335,11 @@ class Conversations:
             response = await process.call(
                 process.conn.prompt(session_id=conversation.session_id or "", prompt=blocks)
             )
+            if conversation.tools_offered and not conversation.tools_attached:
+                turn.notice(
+                    f"{conversation.agent.label} was offered the notebook tools but has not "
+                    "connected to them: it cannot read or propose edits through jupyter-copilot."
+                )
             turn.end(CANCELLED if turn.cancel_requested else str(response.stop_reason))
         except AgentStartError as e:
             turn.end(ERROR, str(e))
@@ -342,7 +376,7 @@ class Conversations:
             self.host.telemetry.conversation_turn(
                 conversation_ref=conversation.ref,
                 agent_kind=conversation.agent.kind,
-                tools_attached=bool(conversation.tools_attached),
+                tools_attached=conversation.tools_attached,
                 attachment=turn.attachment is not None,
                 restarted=turn.restarted,
                 stop_reason=turn.stop_reason or ERROR,
@@ -353,17 +387,32 @@ class Conversations:
     async def _start_agent(self, conversation: Conversation) -> None:
         if conversation.process is not None:
             await conversation.process.stop()
+        tools = OwnTools(
+            OwnToolsHost(
+                approvals=self.host.approvals,
+                dispatcher=self.host.dispatcher,
+                file_reviews=self.host.file_reviews,
+                root=self.host.cwd,
+                tools_engaged=lambda: not self.host.tools_enabled(),
+                shell_policy=self.host.shell_policy,
+                shell_timeout=self.host.shell_timeout,
+            ),
+            conversation,
+        )
         process = AgentProcess(
             conversation.agent,
-            lambda _conn: AgentClient(self, conversation),
+            lambda _conn: AgentClient(self, conversation, tools),
             self.host.cwd,
             self.host.log,
+            sandbox=self.host.sandbox,
+            # Agents that read files themselves find an empty folder without the grant.
+            hide_root=conversation.chat_only or FILES not in conversation.context_refs,
         )
         conversation.process = process
         await process.start()
         assert process.conn is not None
         servers = mcp_servers(
-            bool(conversation.tools_attached), self.host.mcp_url(), conversation.token
+            bool(conversation.tools_offered), self.host.mcp_url(), conversation.token
         )
         try:
             session = await process.call(
@@ -373,6 +422,18 @@ class Conversations:
             await process.stop()
             raise AgentStartError(f"{conversation.agent.label} could not open a session.") from e
         conversation.session_id = session.session_id
+        modes = session.modes
+        conversation.agent_modes = (
+            tuple(m.id for m in modes.available_modes) if modes is not None else ()
+        )
+        conversation.agent_mode = modes.current_mode_id if modes is not None else None
+        wanted = self._wanted_agent_mode(conversation)
+        if conversation.agent_modes and wanted is None:
+            await process.stop()
+            raise AgentStartError(
+                f"{conversation.agent.label} offers no mode in which it asks before acting; "
+                "it cannot be used here."
+            )
 
     async def _stop_when_idle(self, conversation: Conversation) -> None:
         # A message cancels this task; without one the agent's resources go back.
@@ -386,8 +447,47 @@ class Conversations:
         if conversation.running is turn and conversation.process is not None:
             await conversation.process.stop()
 
+    def _wanted_agent_mode(self, conversation: Conversation) -> str | None:
+        spec = conversation.agent
+        read_only = conversation.chat_only or conversation.mode == PLAN
+        return agent_mode(conversation.agent_modes, spec.ask_mode, spec.plan_mode, read_only)
+
+    def _hold_agent_mode(self, conversation: Conversation, force: bool = False) -> None:
+        """Set the agent's own mode for ours, in the background (the agent may be busy)."""
+        if force:
+            conversation.agent_mode = None
+        process = conversation.process
+        if process is not None and not process.exited and conversation.agent_modes:
+            asyncio.ensure_future(self._set_agent_mode(conversation))
+
+    async def _set_agent_mode(self, conversation: Conversation) -> None:
+        wanted = self._wanted_agent_mode(conversation)
+        process = conversation.process
+        if (
+            wanted is None
+            or wanted == conversation.agent_mode
+            or process is None
+            or process.conn is None
+            or conversation.session_id is None
+        ):
+            return
+        try:
+            await process.call(
+                process.conn.set_session_mode(session_id=conversation.session_id, mode_id=wanted),
+                10.0,
+            )
+        except (asyncio.TimeoutError, acp.RequestError, AgentExited):
+            self.host.log.warning(
+                "Copilot agent '%s' did not accept its mode", conversation.agent.id
+            )
+            return
+        conversation.agent_mode = wanted
+
     async def _end(self, conversation: Conversation) -> None:
         self.host.approvals.end_group(conversation.id)
+        self.host.file_reviews.end_group(conversation.id)
+        if conversation.terminals is not None:
+            conversation.terminals.close()
         if conversation.idle is not None:
             conversation.idle.cancel()
         task = conversation.task

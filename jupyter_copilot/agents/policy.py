@@ -7,8 +7,9 @@ one context reference is granted. Nothing here looks at the text of the message.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from acp.schema import (
     AcpMcpServer,
@@ -30,13 +31,60 @@ CELL_URI_PREFIX = "jupyter-copilot://cell/"
 
 
 def client_capabilities() -> ClientCapabilities:
-    """What we announce: no file reads or writes and no terminals through us."""
+    """What we announce: file reads, file writes and terminals, all through us.
+
+    Adapters that honour these send their own Read, Write and shell tools to us instead of
+    acting on disk, and we serve them under the conversation's mode (docs/security.md).
+    """
     return ClientCapabilities(
-        fs=FileSystemCapabilities(read_text_file=False, write_text_file=False), terminal=False
+        fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
     )
 
 
-def tools_attached(chat_only: bool, context_refs: Iterable[str]) -> bool:
+def cell_uri(artifact_id: str, cell_id: str, source_hash: str) -> str:
+    """An attached cell's resource URI; it carries the hash, which adapters pass on.
+
+    Real adapters hand the model the URI but drop the resource's ``_meta``, so the hash
+    that ``notebook_edit_cell`` needs travels in the URI's query.
+    """
+    query = urlencode({"expectedSourceHash": source_hash}, safe=":")
+    return f"{CELL_URI_PREFIX}{quote(artifact_id, safe='')}/{quote(cell_id, safe='')}?{query}"
+
+
+#: Agent modes in which an agent acts without asking the client first: never chosen.
+UNSAFE_AGENT_MODES = frozenset(
+    {
+        "auto",
+        "bypasspermissions",
+        "acceptedits",
+        "yolo",
+        "autoedit",
+        "auto_edit",
+        "dontask",
+        "full-access",
+        "full_access",
+        "never",
+    }
+)
+
+
+def agent_mode(
+    available: Sequence[str], ask_mode: str | None, plan_mode: str | None, read_only: bool
+) -> str | None:
+    """The agent's own session mode to hold it in, or ``None`` when it offers none that fits.
+
+    Under our Plan (and Chat-only) the agent's plan mode; otherwise the mode in which it asks
+    the client before acting. A profile names them; an unknown agent's are found by name.
+    An unsafe mode (one that acts without asking) is never chosen.
+    """
+    wanted = [plan_mode, "plan"] if read_only else [ask_mode, "default", "ask"]
+    for mode in wanted:
+        if mode and mode in available and mode.lower() not in UNSAFE_AGENT_MODES:
+            return mode
+    return None
+
+
+def tools_offered(chat_only: bool, context_refs: Iterable[str]) -> bool:
     """Whether a conversation's agent gets our MCP endpoint."""
     return not chat_only and any(True for _ in context_refs)
 
@@ -76,7 +124,7 @@ def prompt_blocks(text: str, cell: dict[str, Any] | None, language: str | None) 
     if cell is not None:
         mime = "text/markdown" if cell["cellType"] == "markdown" else f"text/x-{language or 'code'}"
         resource = TextResourceContents(
-            uri=f"{CELL_URI_PREFIX}{cell['artifactId']}/{cell['cellId']}",
+            uri=cell_uri(cell["artifactId"], cell["cellId"], cell["expectedSourceHash"]),
             text=cell["source"],
             mime_type=mime,
             field_meta={

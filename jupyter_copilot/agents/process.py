@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import tempfile
 from collections.abc import Awaitable
@@ -23,8 +24,9 @@ from acp.client.connection import ClientSideConnection
 from acp.schema import Implementation, InitializeResponse
 
 from .._version import __version__
-from .catalog import AgentSpec
+from .catalog import AgentSpec, resolve_env
 from .policy import client_capabilities
+from .sandbox import Sandbox, SandboxRequired
 
 T = TypeVar("T")
 
@@ -55,10 +57,14 @@ class AgentProcess:
         cwd: str,
         log: logging.Logger,
         grace_seconds: float = 3.0,
+        sandbox: Sandbox | None = None,
+        hide_root: bool = False,
     ) -> None:
         self.spec = spec
         self._client = client
         self._cwd = cwd
+        self._sandbox = sandbox
+        self._hide_root = hide_root
         self.log = log
         self.grace_seconds = grace_seconds
         self.proc: asyncio.subprocess.Process | None = None
@@ -87,10 +93,31 @@ class AgentProcess:
 
     async def start(self, timeout: float = 60.0) -> InitializeResponse:
         """Start the process and run ACP ``initialize``."""
-        env = {**acp.default_environment(), **self.spec.env}
+        env = {**acp.default_environment(), **resolve_env(self.spec.env, os.environ)}
+        command = list(self.spec.command)
+        if shutil.which(command[0], path=env.get("PATH")) is None:
+            # Checked here because inside the sandbox a missing command is bwrap's error.
+            raise AgentStartError(
+                f"The agent '{self.spec.label}' could not be started: its command was not found."
+            )
+        if self._sandbox is not None:
+            try:
+                command = self._sandbox.command(
+                    command,
+                    env.get("HOME") or os.path.expanduser("~"),
+                    self.spec.state_dirs,
+                    self._hide_root,
+                )
+                if self._sandbox.active:
+                    env.update(self.spec.sandbox_env)
+            except SandboxRequired:
+                raise AgentStartError(
+                    "The agent sandbox is required on this server, but it does not work here; "
+                    "no agent can start. Ask your administrator."
+                ) from None
         try:
             self.proc = await asyncio.create_subprocess_exec(
-                *self.spec.command,
+                *command,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=self._stderr,

@@ -11,13 +11,16 @@ import shutil
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from traitlets import Bool, Dict, Float, HasTraits
+from traitlets import Bool, Dict, Enum, Float, HasTraits
 
 from ..mcp.grants import McpCaller
 from .catalog import build_catalog
 from .conversation import Conversation
+from .filereviews import FileReviews
+from .files import SHELL_ASK, SHELL_POLICIES
 from .host import Conversations, ConversationsHost
 from .policy import mcp_url
+from .sandbox import AUTO, SANDBOX_MODES, Sandbox
 
 
 class AgentSettings(HasTraits):
@@ -28,10 +31,12 @@ class AgentSettings(HasTraits):
         help="""Agent Client Protocol agents offered in the Copilot side panel, by id.
 
         Each value is a dict with `command` (a list of strings, or one string split like a
-        shell would), `label`, `description` (one line is shown) and `env` (extra
-        environment variables, strings only). Example:
-        `{"claude": {"label": "Claude Code", "command": ["claude-code-acp"],
-        "env": {"ANTHROPIC_API_KEY": "..."}}}`.
+        shell would), `label`, `description` (one line is shown), `env` (extra environment
+        variables: a string, or `{"fromEnv": "NAME"}` to pass the server's own variable NAME
+        through, which keeps keys out of config files) and `guarded` (default true; false
+        marks an agent that acts without asking the client, with a warning in the panel).
+        Example: `{"claude": {"label": "Claude Code", "command": ["claude-agent-acp"],
+        "env": {"ANTHROPIC_API_KEY": {"fromEnv": "ANTHROPIC_API_KEY"}}}}`.
         An agent starts when a conversation sends its first message, one process per
         conversation, in the server's root directory, with a trimmed environment (HOME,
         PATH, USER, SHELL, TERM, LOGNAME) plus `env`. The first agent is the default.
@@ -45,9 +50,56 @@ class AgentSettings(HasTraits):
         config=True,
         help="""Offer known ACP agents found on PATH without configuration.
 
-        Known commands: `claude-code-acp`, `codex-acp`, `gemini` (with
-        `--experimental-acp`) and `goose` (with `acp`). A configured agent with the same id
-        replaces the known one. Set to False to offer only the configured agents.
+        Known commands: `claude-agent-acp` (or the older `claude-code-acp`), `gemini` (with
+        `--acp`), and, only with `allow_unguarded_agents`, `codex-acp` and `goose` (with
+        `acp`). A configured agent with the same id replaces the known one. Set to False to
+        offer only the configured agents.
+        """,
+    )
+
+    allow_unguarded_agents = Bool(
+        False,
+        config=True,
+        help="""Also offer known agents that jupyter-copilot cannot hold to its rules.
+
+        Such an agent acts on files or runs commands with its own tools without asking
+        jupyter-copilot first, so its changes are not reviewed. When True they are offered
+        with a plain warning in the Agent menu. The sandbox (`agent_sandbox`) still keeps
+        the server's folder read-only for them where it works.
+        """,
+    )
+
+    agent_shell = Enum(
+        SHELL_POLICIES,
+        default_value=SHELL_ASK,
+        config=True,
+        help="""Whether agents may ask to run shell commands.
+
+        `ask`: a command an agent sends through ACP shows a card with the exact command and
+        folder, and runs only after the person allows it (never automatically, not even in
+        Autopilot; never in Plan or Chat-only). `never`: every command ends with
+        `not-permitted`.
+        """,
+    )
+
+    agent_shell_timeout_seconds = Float(
+        120.0,
+        min=1.0,
+        config=True,
+        help="""Seconds an allowed shell command may run before its process group is killed.""",
+    )
+
+    agent_sandbox = Enum(
+        SANDBOX_MODES,
+        default_value=AUTO,
+        config=True,
+        help="""Run agent processes with the server's folder read-only (bubblewrap).
+
+        `auto`: when `bwrap` works on this machine (tried once at start). `required`: no
+        agent starts without it. `off`: never. Under the sandbox even an agent tool that is
+        not routed through jupyter-copilot cannot change the person's files; the agent's
+        own state folders (for example `~/.claude`) stay writable. `copilot/api/status` and
+        the Agent menu say whether it is in force.
         """,
     )
 
@@ -67,7 +119,16 @@ class AgentSettings(HasTraits):
     def build_conversations(self, app: Any) -> Conversations:
         """The conversations of this server, with the agents on offer now."""
         server = app.serverapp
-        catalog = build_catalog(self.agents, self.discover_agents, shutil.which, app.log.warning)
+        catalog = build_catalog(
+            self.agents,
+            self.discover_agents,
+            shutil.which,
+            app.log.warning,
+            self.allow_unguarded_agents,
+        )
+        root = os.path.abspath(os.path.expanduser(server.root_dir))
+        self.sandbox = Sandbox.detect(self.agent_sandbox, root)
+        app.log.info("jupyter-copilot agent sandbox: %s", self.sandbox.text)
         host = ConversationsHost(
             approvals=app.approvals,
             dispatcher=app.dispatcher,
@@ -80,9 +141,16 @@ class AgentSettings(HasTraits):
             ),
             tools_enabled=lambda: not app.kill_switch_state().engaged,
             idle_timeout=lambda: self.agent_idle_timeout_seconds,
-            cwd=os.path.abspath(os.path.expanduser(server.root_dir)),
+            cwd=root,
             telemetry=app.telemetry,
             log=app.log,
+            file_reviews=FileReviews(
+                lambda: server.contents_manager,
+                lambda: app.kill_switch_state().engaged,
+            ),
+            shell_policy=lambda: self.agent_shell,
+            shell_timeout=lambda: self.agent_shell_timeout_seconds,
+            sandbox=self.sandbox,
         )
         return Conversations(host, catalog)
 

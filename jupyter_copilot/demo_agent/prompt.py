@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import parse_qsl, unquote
 
 from acp.schema import (
     EmbeddedResourceContentBlock,
@@ -102,7 +102,10 @@ def read_prompt(blocks: Sequence[Any]) -> tuple[str, CellRef | None]:
         ):
             continue
         meta = {**(block.field_meta or {}), **(resource.field_meta or {})}
-        artifact, _, cell_id = resource.uri[len(CELL_URI_PREFIX) :].rpartition("/")
+        # The query carries the hash for agents that drop _meta: jupyter-copilot://cell/A/C?...
+        where, _, query = resource.uri[len(CELL_URI_PREFIX) :].partition("?")
+        artifact, _, cell_id = where.rpartition("/")
+        meta = {**dict(parse_qsl(query)), **meta}
         cell = CellRef(
             artifact_id=unquote(artifact),
             cell_id=str(meta.get("cellId") or unquote(cell_id)),

@@ -18,8 +18,12 @@ from ..refusals import Refusal
 SELECTED_CELL = "selected_cell"
 ACTIVE_NOTEBOOK = "active_notebook"
 CELL_OUTPUTS = "cell_outputs"
+#: Reads of non-notebook files under the server's root, through an agent's own file tools.
+FILES = "files"
+#: The references that read the notebook, which outside MCP clients can be granted too.
+NOTEBOOK_REFS = (SELECTED_CELL, ACTIVE_NOTEBOOK, CELL_OUTPUTS)
 #: Every context reference, in the order they are documented.
-CONTEXT_REFS = (SELECTED_CELL, ACTIVE_NOTEBOOK, CELL_OUTPUTS)
+CONTEXT_REFS = (*NOTEBOOK_REFS, FILES)
 
 PLAN = "plan"
 INTERACTIVE = "interactive"
@@ -38,6 +42,7 @@ _WHAT_REFS_ALLOW = {
     SELECTED_CELL: "the selected cell",
     ACTIVE_NOTEBOOK: "the whole active notebook",
     CELL_OUTPUTS: "cell outputs",
+    FILES: "files in the server's folder",
 }
 
 

@@ -4,8 +4,14 @@ It records what it receives (initialize, session/new, every prompt, cancel) as J
 ``$SCRIPTED_AGENT_LOG``, so tests can assert on exactly what reached the agent.
 
 Commands: ``reply <text>``; ``Reply with the word <w>``; ``stream <n>``; ``slow`` (waits for
-Stop); ``stubborn`` (ignores Stop); ``crash``; ``permission``; ``mcp <tool> <json>``;
-``edit-selected <json string>``; ``try-client-powers``; ``spawn-child``; ``ignore-term``.
+Stop); ``stubborn`` (ignores Stop); ``crash``; ``permission``; ``permission-kind <kind>``;
+``mcp <tool> <json>``; ``edit-selected <json string>``; ``read <path>``;
+``write <path> <json string>``; ``shell <command line>``; ``switch-mode <id>``;
+``spawn-child``; ``ignore-term``; ``touch <path>`` (writes a file itself, not through the
+client, as an unrouted tool would); ``peek <path>`` (reads a file itself).
+
+With ``$SCRIPTED_AGENT_MODES`` set (``current:id,id,...``) it offers ACP session modes and
+records every ``session/set_mode``.
 """
 
 from __future__ import annotations
@@ -25,11 +31,15 @@ import httpx2 as httpx
 from acp.schema import (
     AgentCapabilities,
     AllowedOutcome,
+    CurrentModeUpdate,
     InitializeResponse,
     NewSessionResponse,
     PermissionOption,
     PromptCapabilities,
     PromptResponse,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
     ToolCallUpdate,
 )
 from mcp import Client
@@ -68,7 +78,18 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any):
         self.servers = [s.model_dump(by_alias=True) for s in mcp_servers or []]
         record("new_session", cwd=cwd, mcpServers=self.servers)
-        return NewSessionResponse(session_id=f"s-{os.getpid()}")
+        modes = None
+        if os.environ.get("SCRIPTED_AGENT_MODES"):
+            current, _, ids = os.environ["SCRIPTED_AGENT_MODES"].partition(":")
+            modes = SessionModeState(
+                current_mode_id=current,
+                available_modes=[SessionMode(id=i, name=i.title()) for i in ids.split(",")],
+            )
+        return NewSessionResponse(session_id=f"s-{os.getpid()}", modes=modes)
+
+    async def set_session_mode(self, mode_id: str, session_id: str, **_: Any):
+        record("set_mode", modeId=mode_id)
+        return SetSessionModeResponse()
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         record("cancel")
@@ -114,6 +135,65 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
             await say(
                 f"chose {outcome.option_id if isinstance(outcome, AllowedOutcome) else 'cancelled'}"
             )
+        elif word == "permission-kind":
+            answer = await self.conn.request_permission(
+                session_id=session_id,
+                tool_call=ToolCallUpdate(
+                    tool_call_id="t2", title=f"Own tool of kind {rest}", kind=rest or None
+                ),
+                options=[
+                    PermissionOption(option_id="ok", name="Allow", kind="allow_once"),
+                    PermissionOption(option_id="never", name="Never", kind="reject_always"),
+                    PermissionOption(option_id="not-now", name="Reject", kind="reject_once"),
+                ],
+            )
+            outcome = answer.outcome
+            chosen = outcome.option_id if isinstance(outcome, AllowedOutcome) else "cancelled"
+            record("permission", toolKind=rest, chose=chosen)
+            await say(f"chose {chosen}")
+        elif word == "read":
+            await self.client_call(
+                say, "read", self.conn.read_text_file(path=rest, session_id=session_id)
+            )
+        elif word == "write":
+            path, _, content = rest.partition(" ")
+            await self.client_call(
+                say,
+                "write",
+                self.conn.write_text_file(
+                    content=json.loads(content), path=path, session_id=session_id
+                ),
+            )
+        elif word == "shell":
+            created = await self.client_call(
+                say, "shell", self.conn.create_terminal(command=rest, session_id=session_id)
+            )
+            if created is not None:
+                tid = created.terminal_id
+                exit_ = await self.conn.wait_for_terminal_exit(
+                    session_id=session_id, terminal_id=tid
+                )
+                out = await self.conn.terminal_output(session_id=session_id, terminal_id=tid)
+                await self.conn.release_terminal(session_id=session_id, terminal_id=tid)
+                record("shell-done", exitCode=exit_.exit_code, output=out.output)
+                await say(f"exit {exit_.exit_code}: {out.output}")
+        elif word == "switch-mode":
+            await self.conn.session_update(
+                session_id,
+                CurrentModeUpdate(session_update="current_mode_update", current_mode_id=rest),
+            )
+            await asyncio.sleep(0.5)
+            await say("switched")
+        elif word == "peek":
+            try:
+                with open(rest, encoding="utf-8") as f:
+                    await say(f"saw {f.read()}")
+            except OSError as e:
+                await say(f"unreadable {type(e).__name__}")
+        elif word == "touch":
+            with open(rest, "w", encoding="utf-8") as f:
+                f.write("written by the agent itself\n")
+            await say("touched")
         elif word == "mcp":
             tool, _, args = rest.partition(" ")
             await self.tool(session_id, tool, json.loads(args or "{}"))
@@ -134,33 +214,26 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
             child = subprocess.Popen(["sleep", "600"])
             record("child", pid=child.pid)
             await say("spawned")
-        elif word == "try-client-powers":
-            # What an agent might ask of a client that offered files and terminals.
-            for method, call in (
-                (
-                    "write_text_file",
-                    self.conn.write_text_file(content="x", path="/tmp/x", session_id=session_id),
-                ),
-                (
-                    "read_text_file",
-                    self.conn.read_text_file(path="/etc/hostname", session_id=session_id),
-                ),
-                ("create_terminal", self.conn.create_terminal(command="id", session_id=session_id)),
-            ):
-                try:
-                    await call
-                    record("client-power", method=method, refused=False)
-                except acp.RequestError as e:
-                    record("client-power", method=method, refused=True, code=e.code)
-                except Exception as e:  # noqa: BLE001 (recorded for the test to see)
-                    record("client-power", method=method, refused=True, code=repr(e))
-            await say("tried")
         elif word == "ignore-term":
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             await say("ignoring SIGTERM")
         else:
             await say("unknown command")
         return PromptResponse(stop_reason="end_turn")
+
+    async def client_call(self, say: Any, what: str, call: Any) -> Any:
+        """Ask the client for one of its powers; record and say the answer or the refusal."""
+        try:
+            answer = await call
+        except acp.RequestError as e:
+            code = (e.data or {}).get("code") if isinstance(e.data, dict) else None
+            record(what, refused=True, code=code, rpcCode=e.code, message=str(e))
+            await say(f"refused {code or e.code}")
+            return None
+        data = answer.model_dump(by_alias=True) if answer is not None else None
+        record(what, refused=False, answer=data)
+        await say(f"ok {json.dumps(data)}" if what == "read" else "ok")
+        return answer
 
     async def tool(self, session_id: str, name: str, arguments: dict[str, Any]) -> Any:
         """Call one tool of the first MCP server; report it as an ACP tool call."""

@@ -1,0 +1,163 @@
+"""Defence in depth: agent processes see the server's folder read-only.
+
+Where bubblewrap (``bwrap``) works, an agent runs in a mount namespace in which the server's
+root directory is bound read-only; the rest of the machine is as it was, and the folders
+the agent keeps its own state in stay writable. Even a tool of the agent's that does not go
+through us then cannot change the person's files: writes reach them only through a file
+review that the person keeps (docs/security.md, "The sandbox").
+
+Some agents read files with their own tools, never asking. When a conversation has not
+granted ``files``, the root is replaced by an empty read-only folder, so such a read finds
+nothing. Folders of agent settings inside the root (a notebook folder's ``.gemini`` or
+``.claude``, which can name commands to run) are hidden the same way.
+
+``CopilotApp.agent_sandbox``: ``auto`` uses it when it works here, ``required`` starts no
+agent without it, ``off`` never uses it. Whether it works is found out once, by trying it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+AUTO = "auto"
+REQUIRED = "required"
+OFF = "off"
+SANDBOX_MODES = (AUTO, REQUIRED, OFF)
+
+#: Folders of agent settings that a notebook folder may hold and that can name commands to
+#: run (hooks, MCP servers, tool discovery): hidden from agents under the sandbox.
+SETTINGS_FOLDERS = (".gemini", ".claude", ".codex", ".goose")
+
+
+def inside(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or below it (both already absolute and resolved)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def wrap(
+    bwrap: str,
+    command: Iterable[str],
+    root: str,
+    writable: Iterable[str],
+    hide_root: bool = False,
+    hidden: Iterable[str] = (),
+) -> list[str]:
+    """``command`` run by bubblewrap with ``root`` read-only (or empty) and ``writable`` back.
+
+    ``hidden`` folders inside the root are replaced by empty read-only ones.
+    """
+    argv = [bwrap, "--bind", "/", "/"]
+    if hide_root:
+        argv += ["--tmpfs", root]
+    else:
+        argv += ["--ro-bind", root, root]
+        for folder in hidden:
+            argv += ["--tmpfs", folder, "--remount-ro", folder]
+    for folder in writable:
+        argv += ["--bind", folder, folder]
+    if hide_root:
+        argv += ["--remount-ro", root]
+    argv += ["--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--", *command]
+    return argv
+
+
+def _works(bwrap: str, root: str) -> bool:
+    """Try it: a process inside may run but may not create a file in ``root``."""
+    probe = os.path.join(root, f".jupyter-copilot-sandbox-{uuid.uuid4().hex}")
+    script = f'touch "{probe}" 2>/dev/null && exit 3; exit 0'
+    try:
+        done = subprocess.run(
+            wrap(bwrap, ["/bin/sh", "-c", script], root, []),
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    finally:
+        if os.path.lexists(probe):
+            os.unlink(probe)
+    return done.returncode == 0
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """The sandbox in force for agents on this server."""
+
+    mode: str
+    #: The bubblewrap executable when the sandbox is in force, else ``None``.
+    bwrap: str | None
+    root: str
+
+    @property
+    def active(self) -> bool:
+        """Whether agents run sandboxed."""
+        return self.bwrap is not None
+
+    @classmethod
+    def detect(cls, mode: str, root: str) -> Sandbox:
+        """The sandbox for ``mode``, tried once here (``off`` tries nothing)."""
+        real_root = os.path.realpath(root)
+        if mode == OFF:
+            return cls(mode, None, real_root)
+        bwrap = shutil.which("bwrap")
+        if bwrap is not None and _works(bwrap, real_root):
+            return cls(mode, bwrap, real_root)
+        return cls(mode, None, real_root)
+
+    def to_json(self) -> dict[str, object]:
+        """What status and the panel say about it."""
+        return {"mode": self.mode, "active": self.active, "text": self.text}
+
+    @property
+    def text(self) -> str:
+        """One line for a person."""
+        if self.active:
+            return "Sandbox on: agents see the server's folder read-only."
+        if self.mode == REQUIRED:
+            return "Sandbox required but unavailable here: no agent can start."
+        if self.mode == OFF:
+            return "Sandbox off: an agent's own unrouted tools could change files."
+        return "Sandbox unavailable here (bubblewrap missing or not permitted)."
+
+    def command(
+        self,
+        command: Iterable[str],
+        home: str,
+        state_dirs: Iterable[str],
+        hide_root: bool = False,
+    ) -> list[str]:
+        """The argv that starts ``command`` under this sandbox.
+
+        Raises :class:`SandboxRequired` when the sandbox is required and not in force. The
+        agent's state folders under ``home`` that lie inside the root are created and stay
+        writable, and so does the temporary folder. With ``hide_root`` the agent sees an
+        empty root; otherwise settings folders (``.gemini``, ``.claude``, ...) inside the
+        root that are not the agent's own state are hidden.
+        """
+        if self.bwrap is None:
+            if self.mode == REQUIRED:
+                raise SandboxRequired
+            return list(command)
+        state = [os.path.realpath(os.path.join(home, d)) for d in state_dirs]
+        writable = []
+        for real in [*state, os.path.realpath(tempfile.gettempdir())]:
+            if inside(real, self.root) and real != self.root:
+                os.makedirs(real, exist_ok=True)
+                writable.append(real)
+        hidden = [
+            folder
+            for name in SETTINGS_FOLDERS
+            if os.path.isdir(folder := os.path.join(self.root, name)) and folder not in state
+        ]
+        return wrap(self.bwrap, command, self.root, writable, hide_root, hidden)
+
+
+class SandboxRequired(Exception):
+    """The admin requires the sandbox and it does not work here."""

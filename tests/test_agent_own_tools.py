@@ -1,0 +1,483 @@
+"""An agent's own file, shell and permission requests, held to the conversation's mode.
+
+A real server and a real ACP agent subprocess (scripted) that asks us, over ACP, to read and
+write files and to run commands, and sends its own permission requests and mode changes.
+The JupyterLab page is scripted over the real bridge. See docs/security.md, "Agents' own
+tools".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_copilot.agents.sandbox import OFF, REQUIRED, Sandbox, SandboxRequired
+from tests.conversations import agent_log, api, create, end_of, reply_of, scripted_agents, send
+from tests.pages import ScriptedPage, next_of, notebook_state
+
+SECRET = "canary-own-tools-secret-73"
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> Path:
+    """Where the scripted agent records what it received."""
+    return tmp_path / "agent.jsonl"
+
+
+@pytest.fixture
+def agent_env() -> dict[str, str]:
+    """Extra environment of the scripted agent; a test may add to it."""
+    return {}
+
+
+@pytest.fixture
+def copilot_config(log: Path, agent_env: dict[str, str]) -> dict[str, Any]:
+    """Only the scripted agent, with the test's environment."""
+    config = scripted_agents(log)
+    config["agents"]["scripted"]["env"].update(agent_env)
+    return config
+
+
+@pytest.fixture
+def files(jp_root_dir: Path, tmp_path: Path) -> dict[str, Path]:
+    """A text file, a notebook, a secret outside the root and a link to it."""
+    (jp_root_dir / "notes.txt").write_text("first line\nsecond line\n", encoding="utf-8")
+    (jp_root_dir / "a.ipynb").write_text('{"cells": []}', encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text(SECRET, encoding="utf-8")
+    (jp_root_dir / "link.txt").symlink_to(outside / "secret.txt")
+    return {"notes": jp_root_dir / "notes.txt", "secret": outside / "secret.txt"}
+
+
+async def page_of(jp_ws_fetch: Any) -> ScriptedPage:
+    """A connected, focused page that shows cards and file reviews."""
+    page = await ScriptedPage.connect(jp_ws_fetch, "p-1")
+    await page.send_state(notebook_state("a.ipynb"))
+    return page
+
+
+def refusal_of(log: Path, what: str) -> str | None:
+    """The refusal code of the agent's last ``what`` request, ``None`` if it went through."""
+    entry = agent_log(log, what)[-1]
+    return entry["code"] if entry["refused"] else None
+
+
+def write(path: Any, content: str) -> str:
+    """The scripted agent's command to write ``content`` to ``path`` through us."""
+    return f"write {path} {json.dumps(content)}"
+
+
+def notices(events: list[dict[str, Any]]) -> list[str]:
+    return [e["text"] for e in events if e["type"] == "notice"]
+
+
+# -- reading files -----------------------------------------------------------------------------
+
+
+async def test_a_file_read_needs_the_files_grant_and_stays_inside_the_root(
+    jp_fetch: Any, jp_root_dir: Path, files: dict[str, Path], log: Path
+) -> None:
+    notes = str(files["notes"])
+    without = await create(jp_fetch, contextRefs=["selected_cell"])
+    events = await send(jp_fetch, without, f"read {notes}")
+    assert refusal_of(log, "read") == "blocked"
+    assert "files" in notices(events)[0]
+
+    granted = await create(jp_fetch, contextRefs=["files"])
+    await send(jp_fetch, granted, f"read {notes}")
+    assert agent_log(log, "read")[-1]["answer"]["content"] == "first line\nsecond line\n"
+    # ACP's line and limit are honoured by the agent's own requests; a relative path works.
+    await send(jp_fetch, granted, "read notes.txt")
+    assert refusal_of(log, "read") is None
+
+    for path, code in (
+        (str(files["secret"]), "outside-root"),
+        (str(jp_root_dir / "link.txt"), "outside-root"),
+        (str(jp_root_dir / ".." / "outside" / "secret.txt"), "outside-root"),
+        (str(jp_root_dir / "a.ipynb"), "notebook-file"),
+    ):
+        events = await send(jp_fetch, granted, f"read {path}")
+        assert refusal_of(log, "read") == code, path
+        assert SECRET not in json.dumps(events)
+    assert SECRET not in log.read_text()
+
+    chat_only = await create(jp_fetch, chatOnly=True, contextRefs=["files"])
+    await send(jp_fetch, chat_only, f"read {notes}")
+    assert refusal_of(log, "read") == "blocked"
+
+
+async def test_a_missing_file_reads_empty_and_a_folder_is_not_a_file(
+    jp_fetch: Any, jp_root_dir: Path, files: dict[str, Path], log: Path
+) -> None:
+    # Agents read a file before they create it (Gemini CLI does): a missing file reads as
+    # empty, with or without the grant, which says no more than that it is not there.
+    for refs in (["files"], []):
+        conversation = await create(jp_fetch, contextRefs=refs)
+        await send(jp_fetch, conversation, f"read {jp_root_dir / 'nothing.txt'}")
+        assert agent_log(log, "read")[-1]["answer"]["content"] == ""
+    conversation = await create(jp_fetch, contextRefs=["files"])
+    await send(jp_fetch, conversation, f"read {jp_root_dir}")
+    assert refusal_of(log, "read") == "invalid-input"
+
+
+# -- writing files -----------------------------------------------------------------------------
+
+
+async def test_plan_and_chat_only_refuse_writes_and_nothing_is_written(
+    jp_fetch: Any, jp_ws_fetch: Any, jp_root_dir: Path, files: dict[str, Path], log: Path
+) -> None:
+    page = await page_of(jp_ws_fetch)
+    new = jp_root_dir / "new.txt"
+    for settings in ({"mode": "plan"}, {"chatOnly": True, "mode": "autopilot"}):
+        conversation = await create(jp_fetch, **settings)
+        events = await send(jp_fetch, conversation, write(new, "x"))
+        assert refusal_of(log, "write") == "plan-mode"
+        assert notices(events)
+        await send(jp_fetch, conversation, write(files["notes"], "x"))
+        assert refusal_of(log, "write") == "plan-mode"
+    assert not new.exists()
+    assert files["notes"].read_text() == "first line\nsecond line\n"
+    conversation = await create(jp_fetch, mode="autopilot")
+    await send(jp_fetch, conversation, write(jp_root_dir / "a.ipynb", "{}"))
+    assert refusal_of(log, "write") == "notebook-file"
+    await send(jp_fetch, conversation, write(files["secret"], "x"))
+    assert refusal_of(log, "write") == "outside-root"
+    assert files["secret"].read_text() == SECRET
+    page.close()
+
+
+async def test_a_write_opens_a_file_review_and_only_keep_writes_it(
+    jp_fetch: Any, jp_ws_fetch: Any, jp_root_dir: Path, files: dict[str, Path], log: Path
+) -> None:
+    page = await page_of(jp_ws_fetch)
+    conversation = await create(jp_fetch, mode="autopilot")
+    new = jp_root_dir / "new.txt"
+    events = await send(jp_fetch, conversation, write(new, "hello\n"))
+    # The agent's call returns once the review is open; nothing is on disk yet.
+    assert refusal_of(log, "write") is None
+    assert not new.exists()
+    assert "Keep" in notices(events)[0]
+    review = (await next_of(page, "file-review"))["review"]
+    assert review["path"] == "new.txt"
+    assert (review["original"], review["proposed"]) == (None, "hello\n")
+    assert review["agentLabel"] == "Scripted agent"
+
+    status, body = await api(
+        jp_fetch, "file-reviews", review["reviewId"], method="POST", body={"decision": "keep"}
+    )
+    assert (status, body) == (200, {"decision": "keep"})
+    assert new.read_text() == "hello\n"
+    assert (await next_of(page, "file-review-ended"))["decision"] == "keep"
+    # Decided once: a second Keep is refused and writes nothing more.
+    status, body = await api(
+        jp_fetch, "file-reviews", review["reviewId"], method="POST", body={"decision": "keep"}
+    )
+    assert (status, body["error"]["code"]) == (409, "aborted")
+
+    # Undo writes nothing.
+    await send(jp_fetch, conversation, write(files["notes"], "agent text\n"))
+    review = (await next_of(page, "file-review"))["review"]
+    assert review["original"] == "first line\nsecond line\n"
+    status, body = await api(
+        jp_fetch, "file-reviews", review["reviewId"], method="POST", body={"decision": "undo"}
+    )
+    assert (status, body) == (200, {"decision": "undo"})
+    assert files["notes"].read_text() == "first line\nsecond line\n"
+    page.close()
+
+
+async def test_keep_refuses_a_file_that_changed_since_the_proposal(
+    jp_fetch: Any, jp_ws_fetch: Any, files: dict[str, Path], log: Path
+) -> None:
+    page = await page_of(jp_ws_fetch)
+    conversation = await create(jp_fetch, mode="interactive")
+    await send(jp_fetch, conversation, write(files["notes"], "agent\n"))
+    review = (await next_of(page, "file-review"))["review"]
+    files["notes"].write_text("the person typed this\n", encoding="utf-8")
+    status, body = await api(
+        jp_fetch, "file-reviews", review["reviewId"], method="POST", body={"decision": "keep"}
+    )
+    assert (status, body["error"]["code"]) == (409, "stale-source")
+    assert files["notes"].read_text() == "the person typed this\n"
+    assert (await next_of(page, "file-review-ended"))["decision"] == "conflict"
+
+    # A file that did not exist must still not exist at Keep.
+    new = files["notes"].parent / "late.txt"
+    await send(jp_fetch, conversation, write(new, "agent\n"))
+    review = (await next_of(page, "file-review"))["review"]
+    new.write_text("made meanwhile\n", encoding="utf-8")
+    status, body = await api(
+        jp_fetch, "file-reviews", review["reviewId"], method="POST", body={"decision": "keep"}
+    )
+    assert body["error"]["code"] == "stale-source"
+    assert new.read_text() == "made meanwhile\n"
+    page.close()
+
+
+async def test_keep_is_refused_under_the_kill_switch_and_archive_withdraws_the_review(
+    jp_fetch: Any, jp_ws_fetch: Any, jp_config_dir: Path, files: dict[str, Path], log: Path
+) -> None:
+    page = await page_of(jp_ws_fetch)
+    conversation = await create(jp_fetch, mode="autopilot")
+    await send(jp_fetch, conversation, write(files["notes"], "agent\n"))
+    review = (await next_of(page, "file-review"))["review"]
+    switch = jp_config_dir / "jupyter_copilot_config.json"
+    switch.write_text(json.dumps({"CopilotApp": {"tools_enabled": False}}))
+    status, body = await api(
+        jp_fetch, "file-reviews", review["reviewId"], method="POST", body={"decision": "keep"}
+    )
+    assert (status, body["error"]["code"]) == (503, "kill-switch")
+    # Under the switch the agent's own tools are refused too.
+    await send(jp_fetch, conversation, write(files["notes"], "again\n"))
+    assert refusal_of(log, "write") == "kill-switch"
+    switch.write_text(json.dumps({"CopilotApp": {"tools_enabled": True}}))
+    await api(jp_fetch, "conversations", conversation, "archive", method="POST")
+    assert (await next_of(page, "file-review-ended"))["decision"] == "withdrawn"
+    status, body = await api(
+        jp_fetch, "file-reviews", review["reviewId"], method="POST", body={"decision": "keep"}
+    )
+    assert body["error"]["code"] == "aborted"
+    assert files["notes"].read_text() == "first line\nsecond line\n"
+    for bad in ({"decision": "maybe"}, {"decision": "keep", "x": 1}, []):
+        status, body = await api(
+            jp_fetch, "file-reviews", review["reviewId"], method="POST", body=bad
+        )
+        assert (status, body["error"]["code"]) == (400, "invalid-input")
+    page.close()
+
+
+# -- shell commands ----------------------------------------------------------------------------
+
+
+async def test_a_command_runs_only_after_the_person_allows_its_card(
+    jp_fetch: Any, jp_ws_fetch: Any, jp_root_dir: Path, log: Path
+) -> None:
+    page = await page_of(jp_ws_fetch)
+    marker = jp_root_dir / "ran.txt"
+    command = f"echo ran > {marker.name}; echo printed"
+    # Autopilot too: commands are never run automatically.
+    conversation = await create(jp_fetch, mode="autopilot")
+    turn = asyncio.ensure_future(send(jp_fetch, conversation, f"shell {command}", page_id="p-1"))
+    card = (await next_of(page, "approval"))["request"]
+    assert card["kind"] == "shell"
+    assert card["details"] == {"conversationId": conversation, "command": command, "folder": ""}
+    assert card["description"] == "Scripted agent wants to run a command"
+    await asyncio.sleep(0.3)
+    assert not marker.exists()
+    await api(jp_fetch, "approvals", card["requestId"], method="POST", body={"decision": "deny"})
+    events = await asyncio.wait_for(turn, 30)
+    assert refusal_of(log, "shell") == "denied"
+    assert not marker.exists()
+    assert any("did not allow" in n for n in notices(events))
+
+    turn = asyncio.ensure_future(send(jp_fetch, conversation, f"shell {command}", page_id="p-1"))
+    card = (await next_of(page, "approval"))["request"]
+    await api(jp_fetch, "approvals", card["requestId"], method="POST", body={"decision": "allow"})
+    events = await asyncio.wait_for(turn, 30)
+    assert marker.read_text() == "ran\n"
+    assert agent_log(log, "shell-done")[-1] == {
+        "kind": "shell-done",
+        "exitCode": 0,
+        "output": "printed\n",
+    }
+    [tool] = [e for e in events if e["type"] == "tool" and e["status"] == "completed"]
+    assert tool["title"] == f"$ {command}" and tool["output"] == "printed\n"
+    page.close()
+
+
+async def test_plan_chat_only_and_never_refuse_commands_without_a_card(
+    jp_fetch: Any, jp_ws_fetch: Any, jp_root_dir: Path, copilot: Any, log: Path
+) -> None:
+    page = await page_of(jp_ws_fetch)
+    marker = jp_root_dir / "ran.txt"
+    for settings in ({"mode": "plan"}, {"chatOnly": True}):
+        conversation = await create(jp_fetch, **settings)
+        await send(jp_fetch, conversation, f"shell touch {marker}")
+        assert refusal_of(log, "shell") == "not-permitted"
+    copilot.agent_shell = "never"
+    conversation = await create(jp_fetch, mode="autopilot")
+    await send(jp_fetch, conversation, f"shell touch {marker}")
+    assert refusal_of(log, "shell") == "not-permitted"
+    assert not marker.exists()
+    with pytest.raises(asyncio.TimeoutError):
+        await next_of(page, "approval", timeout=0.5)
+    page.close()
+
+
+async def test_a_command_is_stopped_at_its_time_limit_with_its_process_group(
+    jp_fetch: Any, jp_ws_fetch: Any, copilot: Any, log: Path
+) -> None:
+    copilot.agent_shell_timeout_seconds = 1.0
+    page = await page_of(jp_ws_fetch)
+    conversation = await create(jp_fetch, mode="interactive")
+    turn = asyncio.ensure_future(
+        send(jp_fetch, conversation, "shell echo start; sleep 60 & sleep 60", page_id="p-1")
+    )
+    card = (await next_of(page, "approval"))["request"]
+    await api(jp_fetch, "approvals", card["requestId"], method="POST", body={"decision": "allow"})
+    events = await asyncio.wait_for(turn, 20)
+    done = agent_log(log, "shell-done")[-1]
+    assert done["exitCode"] is None and done["output"] == "start\n"
+    failed = [e for e in events if e["type"] == "tool" and e["status"] == "failed"]
+    assert failed and "out of time" in failed[-1]["error"]
+    page.close()
+
+
+# -- the agent's own permission requests and modes ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("settings", "kind", "carded"),
+    [
+        ({"mode": "plan"}, "edit", False),
+        ({"mode": "plan"}, "execute", False),
+        ({"mode": "plan"}, "", False),
+        ({"mode": "plan"}, "read", True),
+        ({"chatOnly": True}, "read", False),
+        ({"mode": "interactive"}, "edit", True),
+        ({"mode": "autopilot"}, "execute", True),
+    ],
+)
+async def test_the_agents_own_requests_follow_the_mode(
+    jp_fetch: Any,
+    jp_ws_fetch: Any,
+    log: Path,
+    settings: dict[str, Any],
+    kind: str,
+    carded: bool,
+) -> None:
+    page = await page_of(jp_ws_fetch)
+    conversation = await create(jp_fetch, **settings)
+    turn = asyncio.ensure_future(
+        send(jp_fetch, conversation, f"permission-kind {kind}", page_id="p-1")
+    )
+    if carded:
+        card = (await next_of(page, "approval"))["request"]
+        assert card["kind"] == "permission"
+        await api(
+            jp_fetch, "approvals", card["requestId"], method="POST", body={"decision": "deny"}
+        )
+        events = await asyncio.wait_for(turn, 30)
+        assert agent_log(log, "permission")[-1]["chose"] == "cancelled"
+    else:
+        events = await asyncio.wait_for(turn, 30)
+        # Rejected at once with the agent's own "reject once" option; the panel says so.
+        assert agent_log(log, "permission"), events
+        assert agent_log(log, "permission")[-1]["chose"] == "not-now"
+        assert any("refused the agent's own request" in n for n in notices(events))
+        with pytest.raises(asyncio.TimeoutError):
+            await next_of(page, "approval", timeout=0.3)
+    page.close()
+
+
+@pytest.mark.parametrize(
+    "agent_env", [{"SCRIPTED_AGENT_MODES": "auto:auto,default,acceptEdits,plan,bypassPermissions"}]
+)
+async def test_the_agent_is_held_in_its_asking_mode_and_put_back_when_it_leaves(
+    jp_fetch: Any, log: Path, agent_env: dict[str, str]
+) -> None:
+    conversation = await create(jp_fetch, mode="autopilot")
+    await send(jp_fetch, conversation, "reply hi")
+    assert [e["modeId"] for e in agent_log(log, "set_mode")] == ["default"]
+    events = await send(jp_fetch, conversation, "switch-mode bypassPermissions")
+    assert [e["modeId"] for e in agent_log(log, "set_mode")] == ["default", "default"]
+    assert any("put back" in n for n in notices(events))
+    await api(jp_fetch, "conversations", conversation, method="PATCH", body={"mode": "plan"})
+    await send(jp_fetch, conversation, "reply planned")
+    assert [e["modeId"] for e in agent_log(log, "set_mode")][-1] == "plan"
+
+
+@pytest.mark.parametrize("agent_env", [{"SCRIPTED_AGENT_MODES": "yolo:yolo,autoEdit"}])
+async def test_an_agent_with_only_unsafe_modes_gets_no_prompt(
+    jp_fetch: Any, log: Path, agent_env: dict[str, str]
+) -> None:
+    conversation = await create(jp_fetch, mode="interactive")
+    events = await send(jp_fetch, conversation, "reply hi")
+    assert end_of(events)["stopReason"] == "error"
+    assert "asks before acting" in end_of(events)["error"]
+    assert not agent_log(log, "prompt")
+
+
+# -- honest attachment -------------------------------------------------------------------------
+
+
+async def test_tools_attached_is_true_only_once_the_agent_connected(
+    jp_fetch: Any, log: Path, http_server_client: Any
+) -> None:
+    conversation = await create(jp_fetch, contextRefs=["selected_cell"])
+    events = await send(jp_fetch, conversation, "reply not connecting")
+    assert events[0]["toolsAttached"] is False
+    assert any("has not connected" in n for n in notices(events))
+    _, body = await api(jp_fetch, "conversations", conversation)
+    assert (body["conversation"]["toolsOffered"], body["conversation"]["toolsAttached"]) == (
+        True,
+        False,
+    )
+    assert body["turns"][0]["notices"]
+    events = await send(jp_fetch, conversation, "mcp context_snapshot {}")
+    assert not any("has not connected" in n for n in notices(events))
+    _, body = await api(jp_fetch, "conversations", conversation)
+    assert body["conversation"]["toolsAttached"] is True
+
+
+# -- the sandbox -------------------------------------------------------------------------------
+
+
+async def test_under_the_sandbox_an_unrouted_write_cannot_reach_the_servers_folder(
+    jp_fetch: Any, jp_root_dir: Path, copilot: Any, log: Path
+) -> None:
+    if not copilot.sandbox.active:
+        pytest.skip(f"bubblewrap does not work here: {copilot.sandbox.text}")
+    _, status = await api(jp_fetch, "status")
+    assert status["agentSandbox"] == copilot.sandbox.to_json() and status["agentSandbox"]["active"]
+    target = jp_root_dir / "unrouted.txt"
+    conversation = await create(jp_fetch, chatOnly=True)
+    events = await send(jp_fetch, conversation, f"touch {target}")
+    assert end_of(events)["stopReason"] == "error"
+    assert not target.exists()
+
+
+async def test_under_the_sandbox_unrouted_reads_see_only_what_was_granted(
+    jp_fetch: Any, jp_root_dir: Path, copilot: Any, files: dict[str, Path], log: Path
+) -> None:
+    if not copilot.sandbox.active:
+        pytest.skip(f"bubblewrap does not work here: {copilot.sandbox.text}")
+    settings = jp_root_dir / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hostile": true}', encoding="utf-8")
+    # Without the grant the server's folder is empty for the agent's own tools.
+    conversation = await create(jp_fetch, contextRefs=["selected_cell"])
+    events = await send(jp_fetch, conversation, f"peek {files['notes']}")
+    assert reply_of(events) == "unreadable FileNotFoundError"
+    # With it, files are readable (read-only), but a settings folder stays hidden.
+    conversation = await create(jp_fetch, contextRefs=["files"])
+    events = await send(jp_fetch, conversation, f"peek {files['notes']}")
+    assert reply_of(events) == "saw first line\nsecond line\n"
+    events = await send(jp_fetch, conversation, f"peek {settings}")
+    assert reply_of(events) == "unreadable FileNotFoundError"
+    events = await send(jp_fetch, conversation, f"touch {files['notes']}")
+    assert files["notes"].read_text() == "first line\nsecond line\n"
+
+
+async def test_without_the_sandbox_the_same_unrouted_write_lands(
+    jp_fetch: Any, jp_root_dir: Path, copilot: Any, log: Path
+) -> None:
+    # The counterpart of the test above: it shows the sandbox is what stops the write.
+    copilot.conversations.host.sandbox = Sandbox.detect(OFF, str(jp_root_dir))
+    target = jp_root_dir / "unrouted.txt"
+    conversation = await create(jp_fetch, chatOnly=True)
+    events = await send(jp_fetch, conversation, f"touch {target}")
+    assert reply_of(events) == "touched"
+    assert target.exists()
+
+
+def test_a_required_sandbox_that_does_not_work_starts_no_agent(tmp_path: Path) -> None:
+    sandbox = Sandbox(REQUIRED, None, str(tmp_path))
+    assert not sandbox.active and "no agent can start" in sandbox.text
+    with pytest.raises(SandboxRequired):
+        sandbox.command(["agent"], str(tmp_path), ())
