@@ -33,7 +33,13 @@ async def test_status_reports_switches_and_pages(jp_fetch) -> None:
         "killSwitch": {"engaged": False, "source": None},
         "pages": 0,
         "rtc": False,
+        "agentSandbox": {
+            "mode": "auto",
+            "active": status["agentSandbox"]["active"],
+            "text": status["agentSandbox"]["text"],
+        },
     }
+    assert isinstance(status["agentSandbox"]["active"], bool)
 
 
 async def test_manifest_lists_the_page_and_the_tool(jp_fetch) -> None:
