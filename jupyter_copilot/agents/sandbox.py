@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterable
@@ -40,6 +41,25 @@ def inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+def runtime_folders(command: list[str]) -> list[str]:
+    """Folders the agent's program itself runs from: the command's package, this Python.
+
+    A virtualenv, an editable install or a ``node_modules`` folder may lie inside the
+    server's root; when the root is hidden these are shown again, read-only, so that the
+    agent can still start.
+    """
+    folders = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.dirname(__file__))]
+    found = shutil.which(command[0]) if command else None
+    if found is not None:
+        real = os.path.realpath(found)
+        marker = f"{os.sep}node_modules{os.sep}"
+        if marker in real:
+            folders.append(real.split(marker, 1)[0] + marker.rstrip(os.sep))
+        else:
+            folders.append(os.path.dirname(os.path.dirname(real)))
+    return [os.path.realpath(f) for f in folders]
+
+
 def wrap(
     bwrap: str,
     command: Iterable[str],
@@ -47,14 +67,18 @@ def wrap(
     writable: Iterable[str],
     hide_root: bool = False,
     hidden: Iterable[str] = (),
+    shown: Iterable[str] = (),
 ) -> list[str]:
     """``command`` run by bubblewrap with ``root`` read-only (or empty) and ``writable`` back.
 
-    ``hidden`` folders inside the root are replaced by empty read-only ones.
+    ``hidden`` folders inside the root are replaced by empty read-only ones; with
+    ``hide_root``, the ``shown`` folders inside it are bound back read-only.
     """
     argv = [bwrap, "--bind", "/", "/"]
     if hide_root:
         argv += ["--tmpfs", root]
+        for folder in shown:
+            argv += ["--ro-bind", folder, folder]
     else:
         argv += ["--ro-bind", root, root]
         for folder in hidden:
@@ -156,7 +180,11 @@ class Sandbox:
             for name in SETTINGS_FOLDERS
             if os.path.isdir(folder := os.path.join(self.root, name)) and folder not in state
         ]
-        return wrap(self.bwrap, command, self.root, writable, hide_root, hidden)
+        argv = list(command)
+        shown = sorted(
+            {f for f in runtime_folders(argv) if inside(f, self.root) and f != self.root}
+        )
+        return wrap(self.bwrap, argv, self.root, writable, hide_root, hidden, shown)
 
 
 class SandboxRequired(Exception):
