@@ -126,3 +126,29 @@ def test_the_agents_own_requests_follow_the_mode(
     chat_only: bool, mode: str, kind: str | None, rejected: bool
 ) -> None:
     assert files.rejects_at_once(chat_only, mode, kind) is rejected
+
+
+NAMES = ("context_snapshot", "notebook_read_selected_cell", "notebook_edit_cell")
+
+
+@pytest.mark.parametrize(
+    ("title", "kind", "ours"),
+    [
+        ("mcp__jupyter-copilot__notebook_edit_cell", "other", True),
+        ("notebook_read_selected_cell (jupyter-copilot MCP Server)", None, True),
+        ("mcp_jupyter-copilot_context_snapshot", "read", True),
+        # A changing kind is never ours, whatever the title says.
+        ("mcp__jupyter-copilot__notebook_edit_cell", "execute", False),
+        ("mcp__jupyter-copilot__notebook_edit_cell", "edit", False),
+        # Only exact titles: a command or another server that looks alike is not.
+        ("mcp__jupyter-copilot__context_snapshot; rm -rf ~", "other", False),
+        ("mcp__evil__notebook_edit_cell", "other", False),
+        ("mcp__jupyter-copilot__shell", "other", False),
+        ("NotebookEdit", "other", False),
+        (None, None, False),
+    ],
+)
+def test_only_our_own_mcp_tools_are_recognised_by_their_exact_titles(
+    title: str | None, kind: str | None, ours: bool
+) -> None:
+    assert files.is_our_tool(title, kind, NAMES, "jupyter-copilot") is ours

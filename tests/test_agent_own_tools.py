@@ -376,6 +376,34 @@ async def test_the_agents_own_requests_follow_the_mode(
 
 
 @pytest.mark.parametrize(
+    ("settings", "request_", "chose"),
+    [
+        ({"mode": "plan"}, "other mcp__jupyter-copilot__notebook_read_selected_cell", "ok"),
+        ({"mode": "interactive"}, "other notebook_edit_cell (jupyter-copilot MCP Server)", "ok"),
+        ({"mode": "plan"}, "execute mcp__jupyter-copilot__context_snapshot", "not-now"),
+        ({"chatOnly": True}, "other mcp__jupyter-copilot__context_snapshot", "not-now"),
+    ],
+)
+async def test_a_request_for_our_own_tool_is_allowed_once_without_a_card(
+    jp_fetch: Any,
+    jp_ws_fetch: Any,
+    log: Path,
+    settings: dict[str, Any],
+    request_: str,
+    chose: str,
+) -> None:
+    # Our tool holds the call to the mode itself (its own card, the review): the agent's own
+    # card would only ask twice. Never "allow always", never a changing kind, never Chat-only.
+    page = await page_of(jp_ws_fetch)
+    conversation = await create(jp_fetch, **settings)
+    await send(jp_fetch, conversation, f"permission-kind {request_}", page_id="p-1")
+    assert agent_log(log, "permission")[-1]["chose"] == chose
+    with pytest.raises(asyncio.TimeoutError):
+        await next_of(page, "approval", timeout=0.3)
+    page.close()
+
+
+@pytest.mark.parametrize(
     "agent_env", [{"SCRIPTED_AGENT_MODES": "auto:auto,default,acceptEdits,plan,bypassPermissions"}]
 )
 async def test_the_agent_is_held_in_its_asking_mode_and_put_back_when_it_leaves(
@@ -401,6 +429,17 @@ async def test_an_agent_with_only_unsafe_modes_gets_no_prompt(
     assert end_of(events)["stopReason"] == "error"
     assert "asks before acting" in end_of(events)["error"]
     assert not agent_log(log, "prompt")
+
+
+@pytest.mark.parametrize("agent_env", [{"SCRIPTED_AGENT_MODES": "researcher:researcher,writer"}])
+async def test_an_agent_whose_modes_are_its_own_names_is_left_in_its_mode(
+    jp_fetch: Any, log: Path, agent_env: dict[str, str]
+) -> None:
+    # fast-agent, for one, names its modes after its own agents: none of them acts for it.
+    conversation = await create(jp_fetch, mode="interactive")
+    events = await send(jp_fetch, conversation, "reply hi")
+    assert reply_of(events) == "hi"
+    assert agent_log(log, "set_mode") == []
 
 
 # -- honest attachment -------------------------------------------------------------------------

@@ -121,8 +121,8 @@ def test_every_handler_verb_requires_authentication(copilot) -> None:
             ), f"{handler.__name__}.{verb} is not wrapped by an authentication decorator"
             assert getattr(handler, "auth_resource", None) == "copilot"
     # 9 before conversations; agents 1, conversations 2, one conversation 2, messages,
-    # cancel and archive 1 each.
-    assert checked == 17
+    # cancel, archive and file reviews 1 each.
+    assert checked == 18
 
 
 class TestFeatureSwitchOff:

@@ -144,7 +144,9 @@ async def test_the_agents_own_permission_request_is_a_card_with_its_options(
     async with lab_page(lab_server) as lab:
         chat = Chat(lab)
         await chat.root.wait_for(state="visible")
-        await chat.choose_agent("scripted", chat_only=True)
+        # Ask before edits: a request of the agent's own becomes a card (Chat-only would
+        # reject it at once).
+        await chat.choose_agent("scripted")
         await chat.send("permission")
         card = lab.page.locator(".jp-Copilot-Approval[data-kind=permission]")
         await card.wait_for(state="visible", timeout=30000)
@@ -159,7 +161,66 @@ async def test_the_agents_own_permission_request_is_a_card_with_its_options(
         await card.locator("[data-option-id='yes-once']").click()
         await card.wait_for(state="detached")
         await chat.idle()
-        assert (await chat.last_reply()).strip() == "chose yes-once"
+        # The scripted agent never connects to the tools it was offered; the panel says so.
+        assert (await chat.last_reply()).strip().endswith("chose yes-once")
+        notice = lab.page.locator(".jp-Copilot-Notice")
+        assert "has not connected" in await notice.inner_text()
+
+
+async def test_an_agents_file_write_is_a_file_review_that_only_keep_writes(
+    lab_server, jp_fetch, jp_root_dir: Path, log: Path
+) -> None:
+    notes = jp_root_dir / "notes.txt"
+    notes.write_text("Results\n=======\n\nTemperatures rose.\n", encoding="utf-8")
+    proposed = "Results\n=======\n\nTemperatures rose by 1.2 degrees in July.\n\nSee the plot.\n"
+    async with lab_page(lab_server) as lab:
+        chat = Chat(lab)
+        await chat.root.wait_for(state="visible")
+        await chat.choose_agent("scripted")
+        await chat.mode("autopilot")
+        await chat.send(f"write {notes} {json.dumps(proposed)}")
+        review = lab.page.locator(".jp-Copilot-FileReview[data-change=change]")
+        await review.wait_for(state="visible", timeout=30000)
+        await chat.idle()
+        header = await review.locator(".jp-Copilot-FileReviewHeader").inner_text()
+        assert header == "Scripted agent proposes to change notes.txt"
+        notice = lab.page.locator(".jp-Copilot-Notice")
+        assert "nothing is written until you press Keep" in await notice.first.inner_text()
+        # Open for review: the file on disk is as it was.
+        assert notes.read_text() == "Results\n=======\n\nTemperatures rose.\n"
+        await lab.screenshot("copilot-file-review.png")
+        await review.locator(".jp-Copilot-FileReviewKeep").click()
+        await wait_for(lambda: _file_is(notes, proposed), "Keep to write the file")
+        await review.wait_for(state="detached")
+
+
+async def test_an_agents_shell_command_is_a_card_with_the_exact_command(
+    lab_server, jp_fetch, jp_root_dir: Path, log: Path
+) -> None:
+    command = "python -c \"print('rows:', 30)\" && ls data"
+    (jp_root_dir / "data").mkdir()
+    (jp_root_dir / "data" / "temperatures.csv").write_text("day,c\n1,12\n")
+    async with lab_page(lab_server) as lab:
+        chat = Chat(lab)
+        await chat.root.wait_for(state="visible")
+        await chat.choose_agent("scripted")
+        await chat.send(f"shell {command}")
+        card = lab.page.locator(".jp-Copilot-Approval[data-kind=shell]")
+        await card.wait_for(state="visible", timeout=30000)
+        assert await card.locator(".jp-Copilot-ApprovalCommand").inner_text() == command
+        assert await card.locator(".jp-Copilot-ApprovalTarget").inner_text() == (
+            "in the server's folder"
+        )
+        assert not agent_log(log, "shell-done")
+        await lab.screenshot("copilot-shell-card.png")
+        await card.locator(".jp-Copilot-ApprovalAllow").click()
+        await chat.idle()
+        output = lab.page.locator(".jp-Copilot-ToolCard .jp-Copilot-ToolCardOutput")
+        assert await output.first.text_content() == "rows: 30\ntemperatures.csv\n"
+
+
+async def _file_is(path: Path, text: str) -> bool:
+    return path.exists() and path.read_text(encoding="utf-8") == text
 
 
 async def test_docstrings_with_ask_before_edits_then_plan_then_the_kill_switch(

@@ -484,10 +484,12 @@ def test_the_edit_skill_explains_every_refusal_code() -> None:
     text = (bundled_root() / "propose-cell-edit" / "SKILL.md").read_text(encoding="utf-8")
     body = parse_skill(text, "propose-cell-edit").body
     # Every code of the contract's table but those no edit call can end with (the
-    # conversation API's own codes never come from a tool).
+    # conversation API's own codes never come from a tool, nor do those of an agent's own
+    # file and shell requests).
     codes = sorted(
         set(HTTP_STATUS)
         - {"unknown-action", "unknown-skill", "unknown-conversation", "conversation-busy"}
+        - {"outside-root", "not-permitted", "notebook-file"}
     )
     assert len(codes) == 20
     for code in codes:

@@ -97,7 +97,9 @@ KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
             },
             kind="known",
             ask_mode="default",
-            plan_mode="plan",
+            # Not its "plan" mode: there Claude Code lets its own classifier allow commands
+            # without asking us. In "default" it asks, and our Plan rejects at once.
+            plan_mode="default",
             state_dirs=(".claude",),
         ),
         (("claude-agent-acp",), ("claude-code-acp",)),

@@ -155,6 +155,8 @@ class Conversation:
     tools_offered: bool | None = None
     #: Whether the agent has connected to our MCP endpoint with its token.
     tools_attached: bool = False
+    #: Whether the person was told that the agent has not connected (said once).
+    told_not_attached: bool = False
     #: What the server's authorizer lets the person do with files, as of the last message.
     may_read_files: bool = False
     may_write_files: bool = False

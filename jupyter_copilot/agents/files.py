@@ -19,6 +19,11 @@ from ..refusals import Refusal
 
 #: ACP tool kinds a read-only conversation still lets the person decide on.
 READ_ONLY_KINDS = frozenset({"read", "search", "think"})
+#: ACP tool kinds that change something; a request of these kinds is never one of ours.
+CHANGING_KINDS = frozenset({"edit", "delete", "move", "execute", "fetch", "switch_mode"})
+#: How adapters title a permission request for one of our MCP tools (``s``: our server's
+#: name, ``n``: the tool's): Claude Code, Gemini CLI, and the plain MCP forms.
+OUR_TOOL_TITLES = ("mcp__{s}__{n}", "{n} ({s} MCP Server)", "mcp_{s}_{n}", "{s}__{n}")
 #: ``CopilotApp.agent_shell`` values.
 SHELL_ASK = "ask"
 SHELL_NEVER = "never"
@@ -91,6 +96,18 @@ def shell_refusal(chat_only: bool, mode: str, policy: str) -> Refusal | None:
             "not-permitted", f"{what}: the agent may not run shell commands in this conversation."
         )
     return None
+
+
+def is_our_tool(title: str | None, kind: str | None, names: Iterable[str], server: str) -> bool:
+    """Whether an agent's permission request is for one of our own MCP tools.
+
+    Those need no card of the agent's: our endpoint holds every call to the conversation's
+    grants and mode itself (a card of its own in Ask before edits, a diff review always).
+    Only the exact titles adapters give our tools count, and never a changing kind.
+    """
+    if not title or kind in CHANGING_KINDS:
+        return False
+    return any(title == form.format(s=server, n=name) for name in names for form in OUR_TOOL_TITLES)
 
 
 def rejects_at_once(chat_only: bool, mode: str, kind: str | None) -> bool:

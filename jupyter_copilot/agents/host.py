@@ -31,7 +31,7 @@ from .conversation import CANCELLED, END_TURN, ERROR, TITLE_CHARS, Conversation,
 from .conversation import token_key as _token_key
 from .filereviews import FileReviews
 from .own_tools import OwnTools, OwnToolsHost
-from .policy import agent_mode, mcp_servers, prompt_blocks, tools_offered
+from .policy import UNSAFE_AGENT_MODES, agent_mode, mcp_servers, prompt_blocks, tools_offered
 from .process import AgentExited, AgentProcess, AgentStartError
 from .sandbox import Sandbox
 
@@ -81,6 +81,8 @@ class ConversationsHost:
     #: Seconds an allowed shell command may run.
     shell_timeout: Callable[[], float]
     sandbox: Sandbox
+    #: The names of our MCP tools.
+    our_tools: frozenset[str] = frozenset()
 
 
 class Conversations:
@@ -315,9 +317,7 @@ class Conversations:
             process = conversation.process
             assert process is not None and process.conn is not None
             await self._set_agent_mode(conversation)
-            if conversation.agent_modes and conversation.agent_mode != self._wanted_agent_mode(
-                conversation
-            ):
+            if not self._agent_mode_held(conversation):
                 # Fail closed: an agent left in a mode that acts without asking gets no prompt.
                 turn.end(
                     ERROR,
@@ -335,7 +335,12 @@ class Conversations:
             response = await process.call(
                 process.conn.prompt(session_id=conversation.session_id or "", prompt=blocks)
             )
-            if conversation.tools_offered and not conversation.tools_attached:
+            if (
+                conversation.tools_offered
+                and not conversation.tools_attached
+                and not conversation.told_not_attached
+            ):
+                conversation.told_not_attached = True
                 turn.notice(
                     f"{conversation.agent.label} was offered the notebook tools but has not "
                     "connected to them: it cannot read or propose edits through jupyter-copilot."
@@ -396,6 +401,7 @@ class Conversations:
                 tools_engaged=lambda: not self.host.tools_enabled(),
                 shell_policy=self.host.shell_policy,
                 shell_timeout=self.host.shell_timeout,
+                our_tools=self.host.our_tools,
             ),
             conversation,
         )
@@ -427,8 +433,10 @@ class Conversations:
             tuple(m.id for m in modes.available_modes) if modes is not None else ()
         )
         conversation.agent_mode = modes.current_mode_id if modes is not None else None
-        wanted = self._wanted_agent_mode(conversation)
-        if conversation.agent_modes and wanted is None:
+        if (
+            not self._agent_mode_held(conversation)
+            and self._wanted_agent_mode(conversation) is None
+        ):
             await process.stop()
             raise AgentStartError(
                 f"{conversation.agent.label} offers no mode in which it asks before acting; "
@@ -451,6 +459,19 @@ class Conversations:
         spec = conversation.agent
         read_only = conversation.chat_only or conversation.mode == PLAN
         return agent_mode(conversation.agent_modes, spec.ask_mode, spec.plan_mode, read_only)
+
+    def _agent_mode_held(self, conversation: Conversation) -> bool:
+        """Whether the agent is in the mode we want, or (with none we know) a safe one.
+
+        Modes are the agent's own names: one we do not recognise is left as it is, unless
+        it is one that acts without asking.
+        """
+        if not conversation.agent_modes:
+            return True
+        wanted = self._wanted_agent_mode(conversation)
+        if wanted is not None:
+            return conversation.agent_mode == wanted
+        return (conversation.agent_mode or "").lower() not in UNSAFE_AGENT_MODES
 
     def _hold_agent_mode(self, conversation: Conversation, force: bool = False) -> None:
         """Set the agent's own mode for ours, in the background (the agent may be busy)."""

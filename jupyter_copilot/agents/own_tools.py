@@ -15,8 +15,9 @@ shell tools here instead of acting on disk. Each request is checked in a fixed o
 
 A refusal answers the agent with a JSON-RPC error whose message starts with the code, and
 the person sees a notice in the turn. The agent's own permission requests follow the mode
-too: Chat-only and Plan reject writes, commands and fetches at once; every other request
-becomes a card. Nothing is ever allowed for an agent's own tool without the person.
+too: Chat-only and Plan reject writes, commands and fetches at once; a request for one of
+our own MCP tools is allowed once (the tool holds the call to the mode itself); every other
+request becomes a card. Nothing is ever allowed for an agent's own tool without the person.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from ..refusals import Refusal
 from . import files
 from .conversation import OUTPUT_CHARS, Conversation
 from .filereviews import FileReviews
+from .policy import MCP_SERVER_NAME
 from .shell import Terminal, Terminals
 
 #: The JSON-RPC error code of a refused request (the server-defined range).
@@ -79,6 +81,8 @@ class OwnToolsHost:
     shell_policy: Callable[[], str]
     #: Seconds a shell command may run.
     shell_timeout: Callable[[], float]
+    #: The names of our MCP tools, which hold every call to the mode themselves.
+    our_tools: frozenset[str] = frozenset()
 
 
 def _refused(refusal: Refusal) -> acp.RequestError:
@@ -236,6 +240,10 @@ class OwnTools:
         kind = tool_call.kind if isinstance(tool_call.kind, str) else None
         title = (tool_call.title or "a tool call")[:200]
         engaged = self.host.tools_engaged()
+        if not c.chat_only and files.is_our_tool(
+            tool_call.title, kind, self.host.our_tools, MCP_SERVER_NAME
+        ):
+            return _allow_once(options)
         if engaged or files.rejects_at_once(c.chat_only, c.mode, kind):
             why = (
                 "Copilot tools are turned off"
@@ -340,6 +348,16 @@ class OwnTools:
 
 def _exit_status(terminal: Terminal) -> TerminalExitStatus:
     return TerminalExitStatus(exit_code=terminal.exit_code, signal=terminal.exit_signal)
+
+
+def _allow_once(options: list[PermissionOption]) -> RequestPermissionResponse:
+    """The agent's "allow once" option (never "always"); cancelled if it offers none."""
+    allows = [o for o in options if o.kind == "allow_once"]
+    if not allows:
+        return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+    return RequestPermissionResponse(
+        outcome=AllowedOutcome(outcome="selected", option_id=allows[0].option_id)
+    )
 
 
 def _reject(options: list[PermissionOption]) -> RequestPermissionResponse:

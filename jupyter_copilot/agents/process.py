@@ -4,7 +4,7 @@ The agent gets a trimmed environment (``acp.default_environment()`` plus the adm
 ``env``), never the server's: no Jupyter token reaches it that way. Its stderr goes to a
 temporary file, read only for a DEBUG log line when it exits, because an unread pipe would
 block a chatty agent. Stopping ends the whole process group: terminate, a grace period,
-then kill, and the server waits for it.
+then kill, and the server waits for it, for a bounded time.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ T = TypeVar("T")
 #: Agents that write long JSON lines (a whole notebook cell, say) need more than 64 KiB.
 _STREAM_LIMIT = 16 * 1024 * 1024
 _STDERR_TAIL_BYTES = 4000
+#: How long to wait for the exit after SIGKILL, and again after closing the pipes.
+_KILL_WAIT_SECONDS = 2.0
 
 
 class AgentStartError(Exception):
@@ -71,6 +73,7 @@ class AgentProcess:
         self.conn: ClientSideConnection | None = None
         self.init: InitializeResponse | None = None
         self._exit: asyncio.Future[int] | None = None
+        self._stopping: asyncio.Future[None] | None = None
         # Closed in stop(); the process writes to it for its whole life.
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
 
@@ -181,31 +184,56 @@ class AgentProcess:
         raise asyncio.TimeoutError
 
     async def stop(self) -> None:
-        """End the process group and wait for the process: no orphans are left."""
-        proc = self.proc
-        if proc is None:
-            return
-        if self.conn is not None:
-            with contextlib.suppress(Exception):
-                await self.conn.close()
-        if proc.stdin is not None:
-            with contextlib.suppress(Exception):
-                proc.stdin.close()
-        self._signal_group(signal.SIGTERM)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._wait()), self.grace_seconds)
-        # Children of the agent may outlive it or ignore SIGTERM: kill what is left.
-        self._signal_group(signal.SIGKILL)
-        await self._wait()
-        self._stderr.close()
+        """End the process group and wait for the process, for a bounded time.
 
-    async def _wait(self) -> None:
-        if self._exit is not None:
-            with contextlib.suppress(Exception):
-                await self._exit
+        Idempotent: every call waits for the one stop. Safe under cancellation: a caller
+        that gives up does not cancel the stop, nor poison a later one.
+        """
+        if self._stopping is None:
+            self._stopping = asyncio.ensure_future(self._stop())
+        await asyncio.shield(self._stopping)
+
+    async def _stop(self) -> None:
+        proc = self.proc
+        try:
+            if proc is None:
+                return
+            if self.conn is not None:
+                # Closing waits for the reader, which a child holding stdout can block.
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self.conn.close(), 1.0)
+            if proc.stdin is not None:
+                with contextlib.suppress(Exception):
+                    proc.stdin.close()
+            self._signal_group(signal.SIGTERM)
+            if not await self._exited_within(self.grace_seconds):
+                # It ignored SIGTERM: kill the group while the agent is still ours to signal.
+                self._signal_group(signal.SIGKILL)
+                if not await self._exited_within(_KILL_WAIT_SECONDS):
+                    # A helper that left the group holds our pipes open, so the exit is never
+                    # reported: close the pipes and stop waiting for them.
+                    transport = getattr(proc, "_transport", None)
+                    if transport is not None:
+                        with contextlib.suppress(Exception):
+                            transport.close()
+                    await self._exited_within(_KILL_WAIT_SECONDS)
+        finally:
+            self._stderr.close()
+
+    async def _exited_within(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for the exit to be reported; never cancels the watch."""
+        if self._exit is None:
+            return True
+        await asyncio.wait({asyncio.shield(self._exit)}, timeout=seconds)
+        return self._exit.done()
 
     def _signal_group(self, sig: int) -> None:
-        if self.proc is None:
+        """Signal the agent's process group, only while the agent has not been reaped.
+
+        Once reaped its id may belong to someone else's process group (kernels lead their
+        own), so a late signal could hit a stranger.
+        """
+        if self.proc is None or self.proc.returncode is not None:
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, sig)

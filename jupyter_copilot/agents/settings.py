@@ -151,6 +151,7 @@ class AgentSettings(HasTraits):
             shell_policy=lambda: self.agent_shell,
             shell_timeout=lambda: self.agent_shell_timeout_seconds,
             sandbox=self.sandbox,
+            our_tools=frozenset(d["name"] for d in app.mcp_tools.definitions),
         )
         return Conversations(host, catalog)
 

@@ -143,6 +143,10 @@ class Turn:
             )
         return self._mcp_client
 
+    async def list_tools(self) -> None:
+        """Connect to the MCP server and list its tools."""
+        await (await self._connect()).list_tools()
+
     async def aclose(self) -> None:
         """Close the MCP connection, if one was opened."""
         self._mcp_client = None
@@ -304,9 +308,22 @@ class DemoAgent(acp.Agent):
         mcp_servers: list[Any] | None = None,
         **kwargs: Any,
     ) -> acp.NewSessionResponse:
-        """A new session that remembers its HTTP MCP server, if one was given."""
+        """A new session that remembers its HTTP MCP server, if one was given.
+
+        Like an agent with a model, it connects to the server at once and lists the tools,
+        so that the panel can say the tools are attached.
+        """
         session_id = uuid.uuid4().hex
-        self._sessions[session_id] = _Session(choose_mcp_server(mcp_servers))
+        mcp = choose_mcp_server(mcp_servers)
+        self._sessions[session_id] = _Session(mcp)
+        if mcp is not None:
+            turn = Turn(self._client, session_id, mcp, self.chunk_delay)  # type: ignore[arg-type]
+            try:
+                await turn.list_tools()
+            except Exception:  # noqa: BLE001 (a tool call later says what is wrong)
+                log.debug("The demo agent could not list its tools", exc_info=True)
+            finally:
+                await turn.aclose()
         return acp.NewSessionResponse(session_id=session_id)
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> acp.PromptResponse:

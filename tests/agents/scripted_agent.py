@@ -4,10 +4,11 @@ It records what it receives (initialize, session/new, every prompt, cancel) as J
 ``$SCRIPTED_AGENT_LOG``, so tests can assert on exactly what reached the agent.
 
 Commands: ``reply <text>``; ``Reply with the word <w>``; ``stream <n>``; ``slow`` (waits for
-Stop); ``stubborn`` (ignores Stop); ``crash``; ``permission``; ``permission-kind <kind>``;
+Stop); ``stubborn`` (ignores Stop); ``crash``; ``permission``; ``permission-kind <kind> [title]``;
 ``mcp <tool> <json>``; ``edit-selected <json string>``; ``read <path>``;
 ``write <path> <json string>``; ``shell <command line>``; ``switch-mode <id>``;
-``spawn-child``; ``ignore-term``; ``touch <path>`` (writes a file itself, not through the
+``spawn-child``; ``escape`` (a helper outside its process group keeps stdout open, and
+it ignores SIGTERM); ``ignore-term``; ``touch <path>`` (writes a file itself, not through the
 client, as an unrouted tool would); ``peek <path>`` (reads a file itself).
 
 With ``$SCRIPTED_AGENT_MODES`` set (``current:id,id,...``) it offers ACP session modes and
@@ -136,10 +137,13 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
                 f"chose {outcome.option_id if isinstance(outcome, AllowedOutcome) else 'cancelled'}"
             )
         elif word == "permission-kind":
+            kind, _, title = rest.partition(" ")
             answer = await self.conn.request_permission(
                 session_id=session_id,
                 tool_call=ToolCallUpdate(
-                    tool_call_id="t2", title=f"Own tool of kind {rest}", kind=rest or None
+                    tool_call_id="t2",
+                    title=title or f"Own tool of kind {kind}",
+                    kind=kind or None,
                 ),
                 options=[
                     PermissionOption(option_id="ok", name="Allow", kind="allow_once"),
@@ -149,7 +153,7 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
             )
             outcome = answer.outcome
             chosen = outcome.option_id if isinstance(outcome, AllowedOutcome) else "cancelled"
-            record("permission", toolKind=rest, chose=chosen)
+            record("permission", toolKind=kind, chose=chosen)
             await say(f"chose {chosen}")
         elif word == "read":
             await self.client_call(
@@ -214,6 +218,12 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
             child = subprocess.Popen(["sleep", "600"])
             record("child", pid=child.pid)
             await say("spawned")
+        elif word == "escape":
+            # A helper in a session of its own that keeps the agent's stdout open.
+            child = subprocess.Popen(["sleep", "600"], start_new_session=True)
+            record("escaped", pid=child.pid)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            await say("escaped")
         elif word == "ignore-term":
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             await say("ignoring SIGTERM")

@@ -1,0 +1,95 @@
+"""A hostile agent process cannot hang the server or make it signal a stranger.
+
+Real server, real agent subprocesses (the scripted test agent): an agent that leaves a
+helper outside its process group holding its stdout, a stop that is cancelled half-way, and
+stops repeated after the agent was reaped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conversations import agent_log, api, create, scripted_agents, send
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> Path:
+    """Where the scripted agent records what it received."""
+    return tmp_path / "agent.jsonl"
+
+
+@pytest.fixture
+def copilot_config(log: Path) -> dict[str, Any]:
+    """Only the scripted agent."""
+    return scripted_agents(log)
+
+
+@pytest.fixture
+def escaped(log: Path) -> Any:
+    """Kills the helpers the agent left behind, whatever the test did."""
+    yield
+    for entry in agent_log(log, "escaped"):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(entry["pid"], signal.SIGKILL)
+
+
+async def test_a_helper_holding_the_agents_stdout_cannot_hang_archive_or_shutdown(
+    jp_fetch: Any, copilot: Any, log: Path, escaped: None
+) -> None:
+    conversation = await create(jp_fetch, chatOnly=True)
+    await send(jp_fetch, conversation, "escape")
+    [process] = [c.process for c in copilot.conversations.listed("owner")]
+    started = time.monotonic()
+    status, _ = await asyncio.wait_for(
+        api(jp_fetch, "conversations", conversation, "archive", method="POST"), 20
+    )
+    assert status == 200
+    # SIGTERM is ignored: 3 s of grace, then SIGKILL, then the pipes are closed.
+    assert time.monotonic() - started < 12
+    assert process.exited and process.proc.returncode is not None
+    # A second stop, and the server's own, return at once.
+    started = time.monotonic()
+    await asyncio.wait_for(process.stop(), 2)
+    await asyncio.wait_for(copilot.stop_extension(), 10)
+    assert time.monotonic() - started < 10
+
+
+async def test_a_cancelled_stop_does_not_poison_the_next_one(
+    jp_fetch: Any, copilot: Any, log: Path, escaped: None
+) -> None:
+    conversation = await create(jp_fetch, chatOnly=True)
+    await send(jp_fetch, conversation, "escape")
+    [process] = [c.process for c in copilot.conversations.listed("owner")]
+    first = asyncio.ensure_future(process.stop())
+    await asyncio.sleep(0.5)
+    first.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await first
+    # The stop goes on without the caller; a later stop waits for it and ends normally.
+    await asyncio.wait_for(process.stop(), 15)
+    assert process.exited
+
+
+async def test_no_signal_reaches_a_process_group_after_the_agent_was_reaped(
+    jp_fetch: Any, copilot: Any, log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conversation = await create(jp_fetch, chatOnly=True)
+    await send(jp_fetch, conversation, "reply hi")
+    [process] = [c.process for c in copilot.conversations.listed("owner")]
+    await process.stop()
+    assert process.exited
+    # The agent's id may now be anyone's: later stops (archive, server stop) signal nothing.
+    signalled: list[tuple[int, int]] = []
+    monkeypatch.setattr(os, "killpg", lambda pid, sig: signalled.append((pid, sig)))
+    await api(jp_fetch, "conversations", conversation, "archive", method="POST")
+    await process.stop()
+    await copilot.stop_extension()
+    assert signalled == []
