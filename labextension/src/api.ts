@@ -235,29 +235,75 @@ export async function postApprovalDecision(
   decision: ApprovalDecision,
   settings?: ServerConnection.ISettings
 ): Promise<ActionOutcome<IApprovalDecided>> {
-  const s = settings ?? ServerConnection.makeSettings();
-  const url = URLExt.join(s.baseUrl, 'copilot/api/approvals', encodeURIComponent(requestId));
   const body = typeof decision === 'string' ? { decision } : { optionId: decision.optionId };
-  const response = await ServerConnection.makeRequest(
-    url,
-    { method: 'POST', body: JSON.stringify(body) },
-    s
-  );
-  const reply = (await Private.readJSON(response)) as
-    | { outcome?: unknown; error?: { code?: unknown; message?: unknown } }
-    | null;
-  if (response.ok) {
-    const outcome = typeof reply?.outcome === 'string' ? reply.outcome : '';
-    return { result: { requestId, outcome } };
+  const reply = await Private.postDecision('approvals', requestId, body, settings);
+  if (reply.error) {
+    return reply;
   }
-  const error = reply?.error;
-  if (typeof error?.code === 'string') {
-    return { error: { code: error.code, message: String(error.message ?? '') } };
-  }
-  throw new ServerConnection.ResponseError(response);
+  const outcome = typeof reply.result.outcome === 'string' ? reply.result.outcome : '';
+  return { result: { requestId, outcome } };
+}
+
+/**
+ * The person's decision on a file review: write the proposal, or drop it.
+ */
+export type FileReviewDecision = 'keep' | 'undo';
+
+/**
+ * Decide a file review: `POST copilot/api/file-reviews/<reviewId>` with
+ * `{"decision"}`. The server writes the file on `keep`, only if it still
+ * holds the text the proposal was made against.
+ *
+ * A refusal (`stale-source`, `kill-switch`, `read-only`, `aborted` when the review is
+ * already decided or withdrawn, `outside-root`, `denied`) is returned, not
+ * thrown.
+ *
+ * @param reviewId - The review, as the `file-review` message gave it.
+ * @param decision - Keep or undo.
+ * @param settings - The server settings; the defaults when omitted.
+ * @throws ServerConnection.NetworkError when the server cannot be reached,
+ *   and ServerConnection.ResponseError for a reply that is neither.
+ */
+export async function postFileReviewDecision(
+  reviewId: string,
+  decision: FileReviewDecision,
+  settings?: ServerConnection.ISettings
+): Promise<ActionOutcome<{ decision: FileReviewDecision }>> {
+  const reply = await Private.postDecision('file-reviews', reviewId, { decision }, settings);
+  return reply.error ? reply : { result: { decision } };
 }
 
 namespace Private {
+  /**
+   * POST a decision to `copilot/api/<collection>/<id>`: the reply's fields
+   * when accepted, the refusal when it carries one.
+   *
+   * @throws ServerConnection.ResponseError for a reply that is neither.
+   */
+  export async function postDecision(
+    collection: string,
+    id: string,
+    body: Record<string, unknown>,
+    settings?: ServerConnection.ISettings
+  ): Promise<ActionOutcome<Record<string, unknown>>> {
+    const s = settings ?? ServerConnection.makeSettings();
+    const url = URLExt.join(s.baseUrl, 'copilot/api', collection, encodeURIComponent(id));
+    const response = await ServerConnection.makeRequest(
+      url,
+      { method: 'POST', body: JSON.stringify(body) },
+      s
+    );
+    const reply = (await readJSON(response)) as Record<string, unknown> | null;
+    if (response.ok) {
+      return { result: typeof reply === 'object' && reply ? reply : {} };
+    }
+    const error = reply?.error as { code?: unknown; message?: unknown } | undefined;
+    if (typeof error?.code === 'string') {
+      return { error: { code: error.code, message: String(error.message ?? '') } };
+    }
+    throw new ServerConnection.ResponseError(response);
+  }
+
   /**
    * GET or POST a path under `copilot/api/` and parse a 200 reply.
    */

@@ -12,8 +12,12 @@ import {
   failure,
   IApprovalEnded,
   IApprovalRequest,
+  IFileReview,
+  IFileReviewEnded,
   parseApprovalEnded,
   parseApprovalRequest,
+  parseFileReview,
+  parseFileReviewEnded,
   parseMessage,
   PROTOCOL
 } from './protocol';
@@ -102,6 +106,22 @@ export class Bridge implements IDisposable {
    */
   get approvalEnded(): ISignal<this, IApprovalEnded> {
     return this._approvalEnded;
+  }
+
+  /**
+   * Emitted with each `file-review`: an agent proposes to write a file that
+   * is not a notebook, and nothing is written until the person keeps it. A
+   * review the server sends again is emitted again with the same review id.
+   */
+  get fileReviewRequested(): ISignal<this, IFileReview> {
+    return this._fileReviewRequested;
+  }
+
+  /**
+   * Emitted with each `file-review-ended`: the review is decided or gone.
+   */
+  get fileReviewEnded(): ISignal<this, IFileReviewEnded> {
+    return this._fileReviewEnded;
   }
 
   /**
@@ -300,6 +320,20 @@ export class Bridge implements IDisposable {
         }
         break;
       }
+      case 'file-review': {
+        const review = parseFileReview(msg);
+        if (review) {
+          this._fileReviewRequested.emit(review);
+        }
+        break;
+      }
+      case 'file-review-ended': {
+        const ended = parseFileReviewEnded(msg);
+        if (ended) {
+          this._fileReviewEnded.emit(ended);
+        }
+        break;
+      }
       case 'request':
         await this._onRequest(msg);
         break;
@@ -346,6 +380,8 @@ export class Bridge implements IDisposable {
   private _toolsEnabledChanged = new Signal<this, boolean>(this);
   private _approvalRequested = new Signal<this, IApprovalRequest>(this);
   private _approvalEnded = new Signal<this, IApprovalEnded>(this);
+  private _fileReviewRequested = new Signal<this, IFileReview>(this);
+  private _fileReviewEnded = new Signal<this, IFileReviewEnded>(this);
 }
 
 /**

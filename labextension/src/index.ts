@@ -16,6 +16,7 @@ import { UUID } from '@lumino/coreutils';
 import { Actions, getManifest, IManifest } from './api';
 import { Bridge } from './bridge';
 import { addCommands } from './commands';
+import { FileReviewManager } from './filereview/manager';
 import { liveCellReader } from './livecells';
 import { readLiveContext } from './livestate';
 import { compileMatcher, matchesPage, pagePath } from './matcher';
@@ -113,6 +114,9 @@ namespace Private {
     });
     bridge.registerAction(Actions.editCellInvoke, data => reviews.invoke(data));
     bridge.registerAction(Actions.editCellAbort, data => reviews.abort(data));
+    // Proposals to write other files open as tabs of their own; only the
+    // server writes, once the person keeps one.
+    new FileReviewManager({ shell: app.shell, bridge, languages, serverSettings });
     bridge.connect();
 
     await app.restored;

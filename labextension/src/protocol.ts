@@ -61,6 +61,10 @@ export interface IApprovalDetails {
   conversationId?: string;
   /** The agent's tool call that asks, in a permission request. */
   toolCallId?: string;
+  /** The exact command line a `shell` request would run. */
+  command?: string;
+  /** The server-relative folder a `shell` command runs in; "" for the server's root. */
+  folder?: string;
 }
 
 /**
@@ -76,8 +80,9 @@ export interface IPermissionOption {
 
 /**
  * An approval request (contract section 8). `kind` is `edit` for a
- * `notebook_edit_cell` call and `permission` for an agent's own ACP
- * permission request, which alone carries `options`.
+ * `notebook_edit_cell` call, `shell` for a command an agent wants to run
+ * (its `details` give the command and folder), and `permission` for an
+ * agent's own ACP permission request, which alone carries `options`.
  */
 export interface IApproval {
   requestId: string;
@@ -123,7 +128,15 @@ export function parseApprovalRequest(msg: Record<string, unknown>): IApprovalReq
     unknown
   >;
   const details: IApprovalDetails = {};
-  for (const key of ['artifactId', 'cellId', 'conversationId', 'toolCallId'] as const) {
+  const keys = [
+    'artifactId',
+    'cellId',
+    'conversationId',
+    'toolCallId',
+    'command',
+    'folder'
+  ] as const;
+  for (const key of keys) {
     if (typeof d[key] === 'string') {
       details[key] = d[key] as string;
     }
@@ -155,6 +168,73 @@ export function parseApprovalEnded(msg: Record<string, unknown>): IApprovalEnded
   }
   const outcome = typeof msg.outcome === 'string' ? msg.outcome : '';
   return { requestId: msg.requestId as string, outcome: outcome as ApprovalOutcome };
+}
+
+/**
+ * A proposal to write a file that is not a notebook (`file-review`).
+ * Nothing is written until the person keeps it.
+ */
+export interface IFileReview {
+  reviewId: string;
+  /** The server-relative API path, e.g. `data/notes.txt`. */
+  path: string;
+  /** The file's current text; `null` when the file does not exist yet. */
+  original: string | null;
+  /** The text the agent proposes. */
+  proposed: string;
+  /** The agent's name, for the person; "" when not said. */
+  agentLabel: string;
+}
+
+/**
+ * How a file review ended (`file-review-ended.decision`): kept, undone, the
+ * file changed since the proposal (`conflict`), or the conversation ended
+ * (`withdrawn`).
+ */
+export type FileReviewOutcome = 'keep' | 'undo' | 'conflict' | 'withdrawn';
+
+/**
+ * The server's `file-review-ended` message.
+ */
+export interface IFileReviewEnded {
+  reviewId: string;
+  /** A decision this page does not know still ends the review. */
+  decision: FileReviewOutcome;
+}
+
+/**
+ * Read a `file-review` message; `null` when its review has no id, path or
+ * proposed text. An `original` that is not a string means a new file.
+ */
+export function parseFileReview(msg: Record<string, unknown>): IFileReview | null {
+  const r = msg.review as Record<string, unknown> | null | undefined;
+  if (
+    typeof r !== 'object' ||
+    !r ||
+    !Private.id(r.reviewId) ||
+    !Private.id(r.path) ||
+    typeof r.proposed !== 'string'
+  ) {
+    return null;
+  }
+  return {
+    reviewId: r.reviewId,
+    path: r.path,
+    original: typeof r.original === 'string' ? r.original : null,
+    proposed: r.proposed,
+    agentLabel: typeof r.agentLabel === 'string' ? r.agentLabel : ''
+  };
+}
+
+/**
+ * Read a `file-review-ended` message; `null` when it has no review id.
+ */
+export function parseFileReviewEnded(msg: Record<string, unknown>): IFileReviewEnded | null {
+  if (!Private.id(msg.reviewId)) {
+    return null;
+  }
+  const decision = typeof msg.decision === 'string' ? msg.decision : '';
+  return { reviewId: msg.reviewId, decision: decision as FileReviewOutcome };
 }
 
 namespace Private {

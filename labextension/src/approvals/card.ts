@@ -11,7 +11,9 @@ import { ApprovalTexts } from './texts';
  * `.jp-Copilot-Approval[data-request-id][data-kind][data-state]` (role
  * group), its parts `.jp-Copilot-Approval{Tool,Operation,Target,Size,Message}`
  * and its buttons: `.jp-Copilot-ApprovalAllow` and `.jp-Copilot-ApprovalDeny`
- * on an edit card; on an agent's permission card one
+ * on an edit or shell card; a shell card (`data-kind="shell"`) also shows
+ * the exact command in `pre.jp-Copilot-ApprovalCommand` and its folder in
+ * `.jp-Copilot-ApprovalTarget`; on an agent's permission card one
  * `.jp-Copilot-ApprovalOption[data-option-id][data-option-kind]` per option
  * the agent offered, in its order.
  */
@@ -31,7 +33,10 @@ export namespace ApprovalCard {
       actions.append(...card.options.map(Private.option));
     } else {
       const allow = Private.button('jp-mod-accept jp-Copilot-ApprovalAllow', 'Allow once');
-      allow.title = 'Let this tool call go ahead once. An edit still opens as a review first.';
+      allow.title =
+        card.kind === 'shell'
+          ? 'Run this command once, exactly as shown.'
+          : 'Let this tool call go ahead once. An edit still opens as a review first.';
       const deny = Private.button('jp-mod-reject jp-Copilot-ApprovalDeny', 'Deny');
       deny.title = 'Refuse this tool call (Escape)';
       actions.append(allow, deny);
@@ -42,6 +47,7 @@ export namespace ApprovalCard {
     node.append(
       element('div', 'jp-Copilot-ApprovalTool'),
       element('div', 'jp-Copilot-ApprovalOperation'),
+      element('pre', 'jp-Copilot-ApprovalCommand'),
       element('div', 'jp-Copilot-ApprovalTarget'),
       element('div', 'jp-Copilot-ApprovalSize'),
       message,
@@ -62,6 +68,8 @@ export namespace ApprovalCard {
     node.querySelector<HTMLElement>('.jp-Copilot-ApprovalTool')!.title =
       tool === card.toolName ? '' : card.toolName;
     Private.text(node, '.jp-Copilot-ApprovalOperation', card.operation);
+    // The command exactly as it would run: never cut, never rendered.
+    Private.text(node, '.jp-Copilot-ApprovalCommand', card.command);
     Private.text(node, '.jp-Copilot-ApprovalTarget', card.target);
     Private.text(node, '.jp-Copilot-ApprovalSize', card.size);
     Private.text(node, '.jp-Copilot-ApprovalMessage', card.message);

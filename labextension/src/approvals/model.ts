@@ -112,13 +112,17 @@ export class ApprovalModel implements IDisposable {
     // Sent again (after a reconnection): the server still waits, so an
     // ended card is open again.
     const kept = known && known.state !== 'ended' ? known : null;
+    const shell = request.kind === 'shell';
     const card: ApprovalModel.ICard = {
       requestId: request.requestId,
       kind: request.kind,
       toolName: request.toolName,
       options: request.options,
       operation: ApprovalTexts.operation(request),
-      target: ApprovalTexts.target(this._notebooks, path, request.details.cellId),
+      command: shell ? (request.details.command ?? '') : '',
+      target: shell
+        ? ApprovalTexts.folder(request.details.folder ?? '')
+        : ApprovalTexts.target(this._notebooks, path, request.details.cellId),
       size: ApprovalTexts.size(request),
       state: kept?.state ?? 'pending',
       message: kept?.message ?? ''
@@ -202,7 +206,10 @@ export namespace ApprovalModel {
    */
   export interface ICard {
     readonly requestId: string;
-    /** `edit`, or `permission` for an agent's own permission request. */
+    /**
+     * `edit`, `shell` for a command an agent wants to run, or `permission`
+     * for an agent's own permission request.
+     */
     readonly kind: string;
     /** The tool that waits, e.g. `notebook_edit_cell`, or the agent's tool call title. */
     readonly toolName: string;
@@ -210,7 +217,12 @@ export namespace ApprovalModel {
     readonly options: readonly IPermissionOption[];
     /** What the tool would do. */
     readonly operation: string;
-    /** E.g. "Cell 4 of 12 in analysis.ipynb"; "" when the request names none. */
+    /** The exact command line of a `shell` request; "" for other kinds. */
+    readonly command: string;
+    /**
+     * E.g. "Cell 4 of 12 in analysis.ipynb", or "in data" for the folder a
+     * command runs in; "" when the request names none.
+     */
     readonly target: string;
     /** E.g. "384 bytes proposed"; "" when the request gives no size. */
     readonly size: string;

@@ -55,6 +55,16 @@ export namespace ApprovalTexts {
   }
 
   /**
+   * Where a shell command runs: "in data/raw", or "in the server's folder"
+   * for the server's root.
+   *
+   * @param folder - The server-relative folder of the request's details.
+   */
+  export function folder(folder: string): string {
+    return folder ? `in ${folder}` : "in the server's folder";
+  }
+
+  /**
    * A tool name or an agent's tool call title cut to one short line; the
    * card gives the whole title as a tooltip.
    *

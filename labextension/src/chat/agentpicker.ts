@@ -1,6 +1,7 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import { errorIcon } from '@jupyterlab/ui-components';
 import { IDisposable } from '@lumino/disposable';
 
 import { element } from '../dom';
@@ -10,8 +11,11 @@ import { labelledCheckbox, Popover } from './popover';
 
 /**
  * The Agent popover: the agents with their one-line descriptions
- * (`[data-agent-id]`, role radio) and the Chat-only switch
- * (`input[data-chat-only]`). Both are fixed from the first message on.
+ * (`[data-agent-id]`, role radio) and, for an agent the server warns about,
+ * its warning `.jp-Copilot-AgentWarning`; the Chat-only switch
+ * (`input[data-chat-only]`); and the server's sandbox state in one line
+ * (`.jp-Copilot-SandboxLine[data-sandbox-mode][data-sandbox-active]`). The
+ * agent and Chat only are fixed from the first message on.
  */
 export class AgentPicker implements IDisposable {
   /**
@@ -35,7 +39,9 @@ export class AgentPicker implements IDisposable {
     box.dataset.chatOnly = '';
     this._chatOnly = box;
     this._hint = element('p', 'jp-Copilot-PopoverHint');
-    this.popover.node.append(this._list, chatOnly, this._hint);
+    this._sandbox = element('p', 'jp-Copilot-SandboxLine');
+    this._sandbox.hidden = true;
+    this.popover.node.append(this._list, chatOnly, this._hint, this._sandbox);
     this._list.addEventListener('click', this._onPick);
     this._list.addEventListener('keydown', this._onKeydown);
     box.addEventListener('change', this._onChatOnly);
@@ -95,6 +101,7 @@ export class AgentPicker implements IDisposable {
     if (catalog !== this._catalog) {
       this._catalog = catalog;
       this._list.replaceChildren(...(catalog?.agents ?? []).map(Private.agentItem));
+      Private.sandboxLine(this._sandbox, catalog);
     }
     const agent = catalog?.agents.find(a => a.id === settings.agentId);
     this.popover.label = agent?.label ?? 'Agent';
@@ -122,21 +129,47 @@ export class AgentPicker implements IDisposable {
   private _list: HTMLElement;
   private _chatOnly: HTMLInputElement;
   private _hint: HTMLElement;
+  private _sandbox: HTMLElement;
 }
 
 namespace Private {
   /**
-   * The item of one agent: its label and the first line of its description.
+   * The item of one agent: its label, the first line of its description
+   * and the server's warning about it, if any.
    */
   export function agentItem(agent: IAgent): HTMLElement {
     const item = element('button', 'jp-Copilot-AgentItem') as HTMLButtonElement;
     item.type = 'button';
     item.setAttribute('role', 'radio');
     item.dataset.agentId = agent.id;
+    if (typeof agent.guarded === 'boolean') {
+      item.dataset.guarded = String(agent.guarded);
+    }
     item.append(
       element('span', 'jp-Copilot-AgentLabel', agent.label),
       element('span', 'jp-Copilot-AgentDescription', agent.description.split('\n', 1)[0])
     );
+    if (typeof agent.warning === 'string' && agent.warning.trim()) {
+      const warning = element('span', 'jp-Copilot-AgentWarning');
+      const icon = errorIcon.element({ tag: 'span', className: 'jp-Copilot-Icon' });
+      icon.setAttribute('aria-hidden', 'true');
+      warning.append(icon, element('span', 'jp-Copilot-AgentWarningText', agent.warning));
+      item.append(warning);
+    }
     return item;
+  }
+
+  /**
+   * Show the server's sandbox state, or hide the line when it says none.
+   */
+  export function sandboxLine(node: HTMLElement, catalog: IAgentsInfo | null): void {
+    const sandbox = catalog?.sandbox;
+    const text = typeof sandbox?.text === 'string' ? sandbox.text : '';
+    node.textContent = text;
+    node.hidden = !text;
+    if (sandbox && text) {
+      node.dataset.sandboxMode = String(sandbox.mode);
+      node.dataset.sandboxActive = String(sandbox.active === true);
+    }
   }
 }

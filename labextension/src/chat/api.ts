@@ -12,6 +12,22 @@ export interface IAgent {
   label: string;
   /** One line for a person. */
   description: string;
+  /** Whether the server runs the agent in its sandbox; absent from older servers. */
+  guarded?: boolean;
+  /** What a person should know before choosing the agent, in one line; `null` when nothing. */
+  warning?: string | null;
+}
+
+/**
+ * How the server confines the agents' processes: `auto` uses a sandbox when
+ * one is available, `required` starts no agent without one, `off` uses none.
+ */
+export interface ISandboxInfo {
+  mode: 'auto' | 'required' | 'off';
+  /** Whether a sandbox is in use now. */
+  active: boolean;
+  /** The state in one line for a person. */
+  text: string;
 }
 
 /**
@@ -44,6 +60,8 @@ export interface IAgentsInfo {
   defaults: { contextRefs: string[]; mode: string };
   /** Whether the server lets agents have tools at all. */
   toolsEnabled: boolean;
+  /** The sandbox of the agents' processes; absent from older servers. */
+  sandbox?: ISandboxInfo;
 }
 
 /**
@@ -86,8 +104,13 @@ export function initialSettings(info: IAgentsInfo): IConversationSettings {
 export interface IConversation extends IConversationSettings {
   id: string;
   agentLabel: string;
-  /** `null` before the first message, then whether the agent got tools. */
+  /**
+   * `null` before the first message, then whether the agent connected to
+   * the tools it was offered.
+   */
   toolsAttached: boolean | null;
+  /** `null` before the first message, then whether the agent was offered tools. */
+  toolsOffered?: boolean | null;
   state: 'idle' | 'running';
   archived: boolean;
   createdAt: string;

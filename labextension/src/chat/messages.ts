@@ -13,9 +13,10 @@ import { endNotice, INotice, ITurn } from './transcript';
  * The messages of a conversation, oldest first: per turn the person's
  * message `.jp-Copilot-Message[data-role=user]` and the agent's
  * `.jp-Copilot-Message[data-role=agent][data-state]` (`running`, `done`,
- * `stopped` or `error`) with its tool cards, reply and end notice
- * `.jp-Copilot-TurnNotice[data-level]`. It keeps to the bottom while the
- * person has not scrolled up.
+ * `stopped` or `error`) with its tool cards, the server's notices of the
+ * turn (`.jp-Copilot-Notices > .jp-Copilot-Notice`, in order), its reply
+ * and end notice `.jp-Copilot-TurnNotice[data-level]`. It keeps to the
+ * bottom while the person has not scrolled up.
  */
 export class MessagesView extends Panel {
   /**
@@ -144,10 +145,15 @@ namespace Private {
       });
       this._restarted.node.dataset.level = 'info';
       this._tools = new Widget({ node: element('div', 'jp-Copilot-ToolCalls') });
+      this._notices = new Widget({ node: element('div', 'jp-Copilot-Notices') });
       this._reply = new ReplyView(rendermime);
       this._footer = new Widget({ node: element('div', 'jp-Copilot-TurnFooter') });
       this.agent.addWidget(this._restarted);
       this.agent.addWidget(this._tools);
+      // Notices are kept as a list, without their place in the reply's
+      // Markdown (a saved turn has none): they follow the tool calls that
+      // cause them, and come before the text.
+      this.agent.addWidget(this._notices);
       this.agent.addWidget(this._reply);
       this.agent.addWidget(this._footer);
     }
@@ -174,6 +180,7 @@ namespace Private {
       }
       this._restarted.setHidden(!turn.restarted);
       this._tools.setHidden(turn.toolCalls.length === 0);
+      this._renderNotices(turn.notices ?? []);
       this._reply.setText(turn.reply, running);
       this._renderFooter(turn, running, notice);
     }
@@ -183,8 +190,23 @@ namespace Private {
       this.agent.dispose();
     }
 
+    /**
+     * Add the notices not shown yet; a turn's notices only ever grow.
+     */
+    private _renderNotices(notices: readonly string[]): void {
+      const list = this._notices.node;
+      if (list.childElementCount > notices.length) {
+        list.replaceChildren();
+      }
+      for (const text of notices.slice(list.childElementCount)) {
+        list.append(element('div', 'jp-Copilot-Notice', text));
+      }
+      this._notices.setHidden(notices.length === 0);
+    }
+
     private _renderFooter(turn: ITurn, running: boolean, notice: INotice | null): void {
-      const quiet = turn.reply !== '' || turn.toolCalls.length > 0;
+      const quiet =
+        turn.reply !== '' || turn.toolCalls.length > 0 || (turn.notices?.length ?? 0) > 0;
       const key = running ? `running:${quiet}` : turn.stopReason;
       if (key === this._footerKey) {
         return;
@@ -214,6 +236,7 @@ namespace Private {
 
     private _restarted: Widget;
     private _tools: Widget;
+    private _notices: Widget;
     private _reply: ReplyView;
     private _footer: Widget;
     private _footerKey: string | null = '';

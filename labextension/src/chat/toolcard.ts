@@ -9,9 +9,12 @@ import { IToolCall, shortError } from './transcript';
 /**
  * The one-line card of a tool call:
  * `.jp-Copilot-ToolCard[data-tool-call-id][data-status]` with its title
- * `.jp-Copilot-ToolCardTitle` and status icon; a failed call adds a short
- * error `.jp-Copilot-ToolCardError` and a collapsed `<details>`
- * (`.jp-Copilot-ToolCardDetails`) with the whole error.
+ * `.jp-Copilot-ToolCardTitle` and status icon, and `data-kind` when the
+ * agent gives the tool's kind (e.g. `execute`). A failed call adds a short
+ * error `.jp-Copilot-ToolCardError`; a collapsed `<details>`
+ * (`.jp-Copilot-ToolCardDetails`) holds the whole error
+ * (`pre.jp-Copilot-ToolCardFull`) and a command's output
+ * (`pre.jp-Copilot-ToolCardOutput`), whatever the status.
  */
 export namespace ToolCard {
   /**
@@ -25,13 +28,17 @@ export namespace ToolCard {
     icon.setAttribute('role', 'img');
     line.append(icon, element('span', 'jp-Copilot-ToolCardTitle'));
     const details = element('details', 'jp-Copilot-ToolCardDetails');
-    details.append(element('summary', '', 'Details'), element('pre', 'jp-Copilot-ToolCardFull'));
+    details.append(
+      element('summary', '', 'Details'),
+      element('pre', 'jp-Copilot-ToolCardFull'),
+      element('pre', 'jp-Copilot-ToolCardOutput')
+    );
     node.append(line, element('div', 'jp-Copilot-ToolCardError'), details);
     return node;
   }
 
   /**
-   * Show a tool call's title, status and error.
+   * Show a tool call's title, status, error and output.
    */
   export function update(node: HTMLElement, call: IToolCall): void {
     if (node.dataset.status !== call.status) {
@@ -52,13 +59,31 @@ export namespace ToolCard {
     const error = node.querySelector<HTMLElement>('.jp-Copilot-ToolCardError')!;
     error.textContent = short;
     error.hidden = !failed;
+    if (call.kind) {
+      node.dataset.kind = call.kind;
+    } else {
+      delete node.dataset.kind;
+    }
+    // The output is the agent's data: text only, never rendered.
+    const output = call.output ?? '';
     const details = node.querySelector<HTMLDetailsElement>('.jp-Copilot-ToolCardDetails')!;
-    details.hidden = !full;
-    details.querySelector('pre')!.textContent = full;
+    details.hidden = !full && !output;
+    details.querySelector('summary')!.textContent = full ? 'Details' : 'Output';
+    Private.text(details, '.jp-Copilot-ToolCardFull', full);
+    Private.text(details, '.jp-Copilot-ToolCardOutput', output);
   }
 }
 
 namespace Private {
+  /**
+   * Set a part's text; an empty part is hidden.
+   */
+  export function text(node: HTMLElement, selector: string, value: string): void {
+    const part = node.querySelector<HTMLElement>(selector)!;
+    part.textContent = value;
+    part.hidden = !value;
+  }
+
   /**
    * The icon of each final status; a running call shows a spinner (CSS).
    */

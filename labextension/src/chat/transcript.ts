@@ -13,6 +13,10 @@ export interface IToolCall {
   readonly status: string;
   /** What went wrong, for a failed call; `null` otherwise. */
   readonly error: string | null;
+  /** The end of a command's output, as the server capped it; absent when none. */
+  readonly output?: string;
+  /** ACP's tool kind, e.g. `execute` or `edit`; absent when not said. */
+  readonly kind?: string;
 }
 
 /**
@@ -40,6 +44,11 @@ export interface ITurn {
   readonly error: string | null;
   /** Whether the agent had to start again, without the earlier messages. */
   readonly restarted?: boolean;
+  /**
+   * What the server said about the agent during the turn, in order, e.g.
+   * that plan mode refused its request to edit files; absent when nothing.
+   */
+  readonly notices?: readonly string[];
 }
 
 /**
@@ -54,7 +63,10 @@ export type StreamEvent =
       title: string | null;
       status: string | null;
       error: string | null;
+      output: string | null;
+      kind: string | null;
     }
+  | { type: 'notice'; text: string }
   | { type: 'end'; stopReason: string; error: string | null };
 
 /**
@@ -105,8 +117,14 @@ export function parseEvent(raw: Record<string, unknown> | null): StreamEvent | n
             toolCallId: raw.toolCallId,
             title: Private.str(raw.title),
             status: Private.str(raw.status),
-            error: Private.str(raw.error)
+            error: Private.str(raw.error),
+            output: Private.str(raw.output),
+            kind: Private.str(raw.kind)
           }
+        : null;
+    case 'notice':
+      return typeof raw.text === 'string' && raw.text.trim()
+        ? { type: 'notice', text: raw.text }
         : null;
     case 'end':
       return {
@@ -135,13 +153,17 @@ export function applyEvent(turn: ITurn, event: StreamEvent): ITurn {
       const i = calls.findIndex(c => c.toolCallId === event.toolCallId);
       const old = i < 0 ? null : calls[i];
       const moved = !!event.status && event.status !== 'failed';
-      const call: IToolCall = {
-        toolCallId: event.toolCallId,
-        title: event.title || old?.title || 'Tool call',
-        status: event.status ?? old?.status ?? 'pending',
-        // A call that moved on from failing forgets its error.
-        error: event.error ?? (moved ? null : (old?.error ?? null))
-      };
+      const call: IToolCall = Private.withOptional(
+        {
+          toolCallId: event.toolCallId,
+          title: event.title || old?.title || 'Tool call',
+          status: event.status ?? old?.status ?? 'pending',
+          // A call that moved on from failing forgets its error.
+          error: event.error ?? (moved ? null : (old?.error ?? null))
+        },
+        event.output ?? old?.output,
+        event.kind ?? old?.kind
+      );
       if (i < 0) {
         calls.push(call);
       } else {
@@ -149,6 +171,8 @@ export function applyEvent(turn: ITurn, event: StreamEvent): ITurn {
       }
       return { ...turn, toolCalls: calls };
     }
+    case 'notice':
+      return { ...turn, notices: [...(turn.notices ?? []), event.text] };
     case 'end':
       return { ...turn, stopReason: event.stopReason, error: event.error };
   }
@@ -175,7 +199,10 @@ export function parseTurn(raw: unknown): ITurn | null {
     | Record<string, unknown>
     | null;
   const calls = Array.isArray(r.toolCalls) ? r.toolCalls : [];
-  return {
+  const notices = Array.isArray(r.notices)
+    ? r.notices.filter((n): n is string => typeof n === 'string' && n.trim() !== '')
+    : [];
+  const turn: ITurn = {
     turnId: Private.str(r.turnId),
     user: {
       text: Private.str(user.text) ?? '',
@@ -187,15 +214,22 @@ export function parseTurn(raw: unknown): ITurn | null {
     reply: Private.str(r.reply) ?? '',
     toolCalls: calls
       .filter((c): c is Record<string, unknown> => typeof c?.toolCallId === 'string')
-      .map(c => ({
-        toolCallId: c.toolCallId as string,
-        title: Private.str(c.title) || 'Tool call',
-        status: Private.str(c.status) ?? 'pending',
-        error: Private.str(c.error)
-      })),
+      .map(c =>
+        Private.withOptional(
+          {
+            toolCallId: c.toolCallId as string,
+            title: Private.str(c.title) || 'Tool call',
+            status: Private.str(c.status) ?? 'pending',
+            error: Private.str(c.error)
+          },
+          Private.str(c.output),
+          Private.str(c.kind)
+        )
+      ),
     stopReason: Private.str(r.stopReason),
     error: Private.str(r.error)
   };
+  return notices.length > 0 ? { ...turn, notices } : turn;
 }
 
 /**
@@ -245,6 +279,22 @@ namespace Private {
    */
   export function str(value: unknown): string | null {
     return typeof value === 'string' ? value : null;
+  }
+
+  /**
+   * A tool call with its output and kind, each only when there is one, so
+   * that calls without them keep their old shape.
+   */
+  export function withOptional(
+    call: IToolCall,
+    output: string | null | undefined,
+    kind: string | null | undefined
+  ): IToolCall {
+    return {
+      ...call,
+      ...(output ? { output } : {}),
+      ...(kind ? { kind } : {})
+    };
   }
 
   /**

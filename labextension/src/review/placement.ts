@@ -2,7 +2,8 @@
 // Distributed under the terms of the Modified BSD License.
 
 import { Cell, ICellModel } from '@jupyterlab/cells';
-import type { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
+import type { IEditorLanguage, IEditorLanguageRegistry } from '@jupyterlab/codemirror';
+import { PathExt } from '@jupyterlab/coreutils';
 import { Notebook, NotebookPanel } from '@jupyterlab/notebook';
 import { PanelLayout, Widget } from '@lumino/widgets';
 
@@ -12,7 +13,10 @@ import type { ReviewView } from './view';
 /**
  * The part of JupyterLab's editor language registry the diff uses.
  */
-export type ILanguages = Pick<IEditorLanguageRegistry, 'findByMIME' | 'getLanguage'>;
+export type ILanguages = Pick<
+  IEditorLanguageRegistry,
+  'findByMIME' | 'findByFileName' | 'getLanguage'
+>;
 
 /**
  * The review's classes, loaded on first use in their own chunk.
@@ -66,13 +70,21 @@ export async function languageExtensions(
   languages: ILanguages | null,
   mimeType: string
 ): Promise<ReviewView.IOptions['extensions']> {
-  try {
-    const found = languages?.findByMIME(mimeType);
-    const language = found ? await Private.within(languages!.getLanguage(found), 1000) : null;
-    return language?.support ? [language.support] : [];
-  } catch {
-    return [];
-  }
+  return Private.support(languages, l => l.findByMIME(mimeType));
+}
+
+/**
+ * The editor extensions that highlight a file's language in the diff,
+ * found by its name; none when the language is unknown or fails to load.
+ *
+ * @param languages - The editor language registry, when there is one.
+ * @param path - The file's path.
+ */
+export async function fileLanguageExtensions(
+  languages: ILanguages | null,
+  path: string
+): Promise<ReviewView.IOptions['extensions']> {
+  return Private.support(languages, l => l.findByFileName(PathExt.basename(path)));
 }
 
 /**
@@ -129,6 +141,23 @@ namespace Private {
    * How long the review chunk may take to load, in milliseconds.
    */
   export const LOAD_TIMEOUT = 5000;
+
+  /**
+   * The support extension of the language a lookup finds, loaded within a
+   * second; none otherwise.
+   */
+  export async function support(
+    languages: ILanguages | null,
+    find: (languages: ILanguages) => IEditorLanguage | null
+  ): Promise<ReviewView.IOptions['extensions']> {
+    try {
+      const found = languages ? find(languages) : null;
+      const language = found ? await within(languages!.getLanguage(found), 1000) : null;
+      return language?.support ? [language.support] : [];
+    } catch {
+      return [];
+    }
+  }
 
   /**
    * Whether a cell is rendered and in the document.

@@ -1,14 +1,13 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
-import { unifiedMergeView } from '@codemirror/merge';
-import { EditorState, Extension } from '@codemirror/state';
-import { EditorView } from '@codemirror/view';
-import { jupyterTheme } from '@jupyterlab/codemirror';
+import type { Extension } from '@codemirror/state';
+import type { EditorView } from '@codemirror/view';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { element } from '../dom';
+import { createDiff } from './diff';
 
 /**
  * The review of one proposed whole-cell edit, shown inside the cell below
@@ -53,25 +52,7 @@ export class ReviewView extends Widget {
     this._message.setAttribute('aria-live', 'polite');
     node.append(bar, this._diff, this._message);
 
-    this._editor = new EditorView({
-      parent: this._diff,
-      state: EditorState.create({
-        doc: options.proposed,
-        extensions: [
-          unifiedMergeView({
-            original: options.original,
-            mergeControls: false,
-            syntaxHighlightDeletions: true,
-            collapseUnchanged: { margin: 3, minSize: 6 }
-          }),
-          EditorState.readOnly.of(true),
-          EditorView.editable.of(false),
-          EditorView.lineWrapping,
-          jupyterTheme,
-          ...(options.extensions ?? [])
-        ]
-      })
-    });
+    this._editor = createDiff(this._diff, options.original, options.proposed, options.extensions);
     this.setState('open');
   }
 

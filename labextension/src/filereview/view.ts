@@ -1,0 +1,233 @@
+// Copyright (c) jupyter-copilot contributors.
+// Distributed under the terms of the Modified BSD License.
+
+import type { Extension } from '@codemirror/state';
+import type { EditorView } from '@codemirror/view';
+import { Message } from '@lumino/messaging';
+import { ISignal, Signal } from '@lumino/signaling';
+import { Widget } from '@lumino/widgets';
+
+import { element } from '../dom';
+import { copilotIcon } from '../icons';
+import type { IFileReview } from '../protocol';
+import { createDiff } from '../review/diff';
+import { FileReviewTexts } from './texts';
+
+/**
+ * The review of a file an agent proposes to write, as a main-area tab:
+ * who proposes what, Keep and Undo, a status line and a read-only unified
+ * diff of the file's text against the proposal.
+ *
+ * The DOM, with the hooks browser tests use:
+ * `.jp-Copilot-FileReview[data-review-id][data-state][data-change]`
+ * (`data-change` is `create` or `change`) holding
+ * `.jp-Copilot-FileReviewBar` with the header
+ * `.jp-Copilot-FileReviewHeader` (`.jp-Copilot-FileReviewAgent` and
+ * `code.jp-Copilot-FileReviewPath`) and the buttons
+ * `.jp-Copilot-FileReviewKeep` and `.jp-Copilot-FileReviewUndo`; then the
+ * status line `.jp-Copilot-FileReviewMessage` (role status) and the diff
+ * `.jp-Copilot-FileReviewDiff`.
+ *
+ * The view writes nothing; a {@link FileReview} decides what Keep and Undo
+ * do. This module is loaded on first use, in its own chunk, with the merge
+ * view it needs.
+ */
+export class FileReviewView extends Widget {
+  /**
+   * Create the view of one proposal.
+   */
+  constructor(options: FileReviewView.IOptions) {
+    super();
+    const { review } = options;
+    this.id = `jp-Copilot-FileReview-${Private.next++}`;
+    this.addClass('jp-Copilot-FileReview');
+    this.title.label = FileReviewTexts.title(review.path);
+    this.title.caption = review.path;
+    this.title.icon = copilotIcon;
+    this.title.closable = true;
+    const node = this.node;
+    node.dataset.reviewId = review.reviewId;
+    node.dataset.change = review.original === null ? 'create' : 'change';
+    node.setAttribute('role', 'region');
+    node.setAttribute('aria-label', `Review of ${review.path}`);
+    // Focusable by script only, to take the focus when the tab opens.
+    node.tabIndex = -1;
+
+    const words = FileReviewTexts.header(review);
+    const header = element('div', 'jp-Copilot-FileReviewHeader');
+    header.append(
+      element('span', 'jp-Copilot-FileReviewAgent', words.agent),
+      ` ${words.verb} `,
+      element('code', 'jp-Copilot-FileReviewPath', words.path)
+    );
+    this._keep = Private.button('jp-Copilot-FileReviewKeep jp-mod-accept', 'Keep');
+    this._keep.title = 'Write the proposal to the file';
+    this._undo = Private.button('jp-Copilot-FileReviewUndo jp-mod-reject', 'Undo');
+    this._undo.title = 'Discard the proposal and leave the file as it is';
+    this._keep.addEventListener('click', this._onKeep);
+    this._undo.addEventListener('click', this._onUndo);
+    const bar = element('div', 'jp-Copilot-FileReviewBar');
+    bar.append(header, this._keep, this._undo);
+
+    this._message = element('div', 'jp-Copilot-FileReviewMessage');
+    this._message.setAttribute('role', 'status');
+    this._message.setAttribute('aria-live', 'polite');
+    this._diff = element('div', 'jp-Copilot-FileReviewDiff');
+    this._diff.setAttribute('aria-label', 'Differences, read-only');
+    node.append(bar, this._message, this._diff);
+
+    this._editor = createDiff(
+      this._diff,
+      review.original ?? '',
+      review.proposed,
+      options.extensions
+    );
+    this.setState('open');
+  }
+
+  /**
+   * Emitted when the person presses Keep.
+   */
+  get keepRequested(): ISignal<this, void> {
+    return this._keepRequested;
+  }
+
+  /**
+   * Emitted when the person presses Undo, or Dismiss once the review is over.
+   */
+  get undoRequested(): ISignal<this, void> {
+    return this._undoRequested;
+  }
+
+  /**
+   * The review's state, mirrored in `data-state`.
+   */
+  get state(): FileReviewView.State {
+    return this._state;
+  }
+
+  /**
+   * Show a state and its status line.
+   *
+   * @param state - `open`: Keep and Undo work; `keeping` and `undoing`:
+   *   waiting for the server, both inert; `refused`: Keep disabled, Undo
+   *   works; `written` and `ended`: the review is over, Keep is disabled and
+   *   Undo becomes Dismiss.
+   * @param message - The status line; empty hides it.
+   */
+  setState(state: FileReviewView.State, message = ''): void {
+    const hadKeepFocus = document.activeElement === this._keep;
+    const over = state === 'written' || state === 'ended';
+    const busy = state === 'keeping' || state === 'undoing';
+    this._state = state;
+    this.node.dataset.state = state;
+    this.node.setAttribute('aria-busy', String(busy));
+    // While waiting, the buttons stay focusable but inert, so that the focus
+    // stays where the person left it.
+    this._keep.disabled = over || state === 'refused';
+    this._keep.setAttribute('aria-disabled', String(state !== 'open'));
+    this._undo.setAttribute('aria-disabled', String(busy));
+    this._undo.textContent = over ? 'Dismiss' : 'Undo';
+    this._undo.title = over
+      ? 'Close this review'
+      : 'Discard the proposal and leave the file as it is';
+    this._message.textContent = message;
+    this._message.hidden = !message;
+    if (hadKeepFocus && this._keep.disabled) {
+      // A disabled button drops focus; keep it in the review.
+      this._undo.focus();
+    }
+  }
+
+  /**
+   * Destroy the diff editor and disconnect every listener.
+   */
+  dispose(): void {
+    if (this.isDisposed) {
+      return;
+    }
+    this._editor.destroy();
+    this._keep.removeEventListener('click', this._onKeep);
+    this._undo.removeEventListener('click', this._onUndo);
+    super.dispose();
+    Signal.clearData(this);
+  }
+
+  /**
+   * Closing the tab disposes the review; its {@link FileReview} treats an
+   * undecided review as undone.
+   */
+  protected onCloseRequest(msg: Message): void {
+    super.onCloseRequest(msg);
+    this.dispose();
+  }
+
+  /**
+   * Take the keyboard focus, on the review itself and not on Keep: a key
+   * meant for the notebook must never write the file.
+   */
+  protected onActivateRequest(msg: Message): void {
+    super.onActivateRequest(msg);
+    if (!this.node.contains(document.activeElement)) {
+      this.node.focus();
+    }
+  }
+
+  private _onKeep = (): void => {
+    if (this._state === 'open') {
+      this._keepRequested.emit();
+    }
+  };
+
+  private _onUndo = (): void => {
+    if (this._state !== 'keeping' && this._state !== 'undoing') {
+      this._undoRequested.emit();
+    }
+  };
+
+  private _state: FileReviewView.State = 'open';
+  private _keep: HTMLButtonElement;
+  private _undo: HTMLButtonElement;
+  private _diff: HTMLElement;
+  private _message: HTMLElement;
+  private _editor: EditorView;
+  private _keepRequested = new Signal<this, void>(this);
+  private _undoRequested = new Signal<this, void>(this);
+}
+
+/**
+ * The types of the file review view.
+ */
+export namespace FileReviewView {
+  /**
+   * The options of a file review view.
+   */
+  export interface IOptions {
+    /** The proposal, as the `file-review` message gave it. */
+    review: IFileReview;
+    /** More editor extensions, e.g. the file's language for highlighting. */
+    extensions?: Extension[];
+  }
+
+  /**
+   * The states of a file review (`data-state`).
+   */
+  export type State = 'open' | 'keeping' | 'undoing' | 'refused' | 'written' | 'ended';
+}
+
+namespace Private {
+  /**
+   * A counter for unique widget ids: the review id is the server's, not a
+   * DOM id.
+   */
+  export let next = 0;
+
+  /**
+   * Create a styled `<button>` of type button.
+   */
+  export function button(className: string, text: string): HTMLButtonElement {
+    const node = element('button', `jp-mod-styled ${className}`, text) as HTMLButtonElement;
+    node.type = 'button';
+    return node;
+  }
+}
