@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from . import jsontext
 from .context import SELECTED_CELL, build_context
 from .dispatcher import Dispatcher
 from .refusals import Refusal
@@ -51,9 +52,9 @@ class ActionBody:
 def parse_body(raw: bytes) -> ActionBody:
     """Parse an action body, refusing anything that is not the contract's shape."""
     try:
-        body = json.loads(raw or b"{}")
-    except ValueError:
-        raise Refusal("invalid-input", "The request body is not valid JSON.") from None
+        body = jsontext.parse(raw or b"{}")
+    except jsontext.BadJson as e:
+        raise Refusal("invalid-input", str(e)) from None
     if not isinstance(body, dict):
         raise Refusal("invalid-input", "The request body must be a JSON object.")
     data = body.get("data", {})

@@ -8,13 +8,13 @@ WebSocket handler only moves text in and out; everything testable lives here.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from . import jsontext
 from .refusals import Refusal
 from .registry import first_error
 
@@ -83,9 +83,9 @@ class PageSession:
     def receive(self, text: str | bytes) -> None:
         """Handle one message from the page; a bad one is answered and otherwise ignored."""
         try:
-            message = json.loads(text)
-        except ValueError:
-            self._reject("The message is not valid JSON.")
+            message = jsontext.parse(text)
+        except jsontext.BadJson as e:
+            self._reject(str(e))
             return
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
             self._reject("A message must be a JSON object with a string 'type'.")

@@ -11,6 +11,7 @@ from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web, websocket
 
+from . import jsontext
 from .actions import ABORT, GET_CONTEXT, INVOKE, Caller, parse_body
 from .agents import bodies
 from .bridge import PageSession
@@ -117,8 +118,8 @@ class ApprovalHandler(CopilotAPIHandler):
     def post(self, request_id: str) -> None:
         """Decide one waiting approval request; only the call's owner may."""
         try:
-            body = json.loads(self.request.body or b"{}")
-        except ValueError:
+            body = jsontext.parse(self.request.body or b"{}")
+        except jsontext.BadJson:
             body = None
         principal = principal_of(self.identity_provider, self.current_user)
         try:

@@ -6,11 +6,11 @@ rule, never the value (a message may hold anything the person typed).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import jsontext
 from ..mcp.grants import APPROVAL_MODES, CONTEXT_REFS
 from ..refusals import Refusal
 
@@ -26,9 +26,9 @@ def _invalid(message: str) -> Refusal:
 def json_body(raw: bytes | None) -> dict[str, Any]:
     """The request body as a JSON object."""
     try:
-        body = json.loads(raw or b"{}")
-    except ValueError:
-        raise _invalid("The body is not valid JSON.") from None
+        body = jsontext.parse(raw or b"{}")
+    except jsontext.BadJson as e:
+        raise _invalid(str(e)) from None
     if not isinstance(body, dict):
         raise _invalid("The body must be a JSON object.")
     return body
