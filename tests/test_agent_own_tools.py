@@ -464,6 +464,25 @@ async def test_tools_attached_is_true_only_once_the_agent_connected(
     assert body["conversation"]["toolsAttached"] is True
 
 
+async def test_taking_every_grant_away_mid_conversation_turns_the_tools_off(
+    jp_fetch: Any, log: Path, http_server_client: Any
+) -> None:
+    conversation = await create(jp_fetch, contextRefs=["selected_cell"], mode="autopilot")
+    await send(jp_fetch, conversation, "mcp context_snapshot {}")
+    assert agent_log(log, "tool")[-1]["isError"] is False
+    await api(jp_fetch, "conversations", conversation, method="PATCH", body={"contextRefs": []})
+    arguments = {
+        "artifactId": "a",
+        "cellId": "c",
+        "expectedSourceHash": "sha256:" + "0" * 64,
+        "newSource": "x = 1\n",
+    }
+    for tool, args in (("context_snapshot", {}), ("notebook_edit_cell", arguments)):
+        await send(jp_fetch, conversation, f"mcp {tool} {json.dumps(args)}")
+        entry = agent_log(log, "tool")[-1]
+        assert entry["isError"] and entry["result"]["error"]["code"] == "blocked", tool
+
+
 # -- the sandbox -------------------------------------------------------------------------------
 
 

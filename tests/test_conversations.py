@@ -514,6 +514,19 @@ async def test_the_agent_and_chat_only_are_fixed_at_the_first_message(jp_fetch: 
 # -- server shutdown ---------------------------------------------------------------------------
 
 
+def running(*argv: str) -> bool:
+    """Whether a live process has exactly this command line (found in any PID namespace)."""
+    wanted = "\0".join(argv) + "\0"
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_text() == wanted and alive(int(entry.name)):
+                    return True
+            except OSError:
+                continue
+    return False
+
+
 def alive(pid: int) -> bool:
     """Whether a process exists and is not a zombie waiting to be reaped."""
     try:
@@ -534,10 +547,10 @@ async def test_server_shutdown_stops_every_agent_and_its_children(
     busy = asyncio.ensure_future(send(jp_fetch, second, "slow"))
     while len(agent_log(log, "prompt")) < 3:
         await asyncio.sleep(0.1)
-    [child] = [e["pid"] for e in agent_log(log, "child")]
+    [child] = [e["marker"] for e in agent_log(log, "child")]
     agents = [c.process.pid for c in copilot.conversations.listed("owner")]
-    assert len(agents) == 2 and all(alive(pid) for pid in [*agents, child])
+    assert len(agents) == 2 and all(alive(pid) for pid in agents) and running("sleep", child)
     await copilot.stop_extension()
-    assert not any(alive(pid) for pid in [*agents, child])
+    assert not any(alive(pid) for pid in agents) and not running("sleep", child)
     events = await asyncio.wait_for(busy, 10)
     assert end_of(events)["stopReason"] == "cancelled"

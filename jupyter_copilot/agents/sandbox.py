@@ -87,8 +87,10 @@ def wrap(
         argv += ["--bind", folder, folder]
     if hide_root:
         argv += ["--remount-ro", root]
-    argv += ["--dev", "/dev", "--proc", "/proc", "--die-with-parent", "--", *command]
-    return argv
+    # A PID namespace of its own: when bubblewrap ends, the kernel ends every process the
+    # agent started, even one that left its process group or ignores SIGTERM.
+    argv += ["--unshare-pid", "--dev", "/dev", "--proc", "/proc", "--die-with-parent"]
+    return [*argv, "--", *command]
 
 
 def _works(bwrap: str, root: str) -> bool:

@@ -29,7 +29,7 @@ from ..refusals import Refusal
 from ..registry import first_error, schema_problem
 from ..skills import SkillLibrary
 from .cellpages import build_page, parse_cursor, served_cells
-from .grants import ACTIVE_NOTEBOOK, CELL_OUTPUTS, INTERACTIVE, McpCaller
+from .grants import ACTIVE_NOTEBOOK, CELL_OUTPUTS, INTERACTIVE, NOTEBOOK_REFS, McpCaller
 from .grants import SELECTED_CELL as SELECTED_CELL_REF
 
 READ_CELLS = "jupyter_copilot.notebook.read-cells"
@@ -103,6 +103,13 @@ class CopilotTools:
         run = self._calls.get(name)
         if run is None:
             raise Refusal("unknown-action", "There is no tool by that name.")
+        if caller.kind == "conversation" and not caller.context_refs & set(NOTEBOOK_REFS):
+            # Grants can be taken away mid-conversation: with none left, no tool answers.
+            raise Refusal(
+                "blocked",
+                "This conversation grants no notebook context now, so its tools are off "
+                "until the person grants one under Context.",
+            )
         if name != EDIT_CELL:
             # The edit tool checks its own input first, in the contract's order.
             self._check_input(name, arguments)

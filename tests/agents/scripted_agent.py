@@ -215,8 +215,11 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
                 },
             )
         elif word == "spawn-child":
-            child = subprocess.Popen(["sleep", "600"])
-            record("child", pid=child.pid)
+            # Its pid may be a PID namespace's (under the sandbox): the test finds it by a
+            # command line of its own.
+            marker = f"600.{os.getpid()}{int(asyncio.get_running_loop().time() * 1000) % 1000}"
+            child = subprocess.Popen(["sleep", marker])
+            record("child", pid=child.pid, marker=marker)
             await say("spawned")
         elif word == "escape":
             # A helper in a session of its own that keeps the agent's stdout open.
