@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.conversations import agent_log, api, create, scripted_agents, send
+from jupyter_copilot.agents.sandbox import OFF, Sandbox
+from tests.conversations import agent_log, api, create, reply_of, scripted_agents, send
 
 
 @pytest.fixture
@@ -93,3 +94,25 @@ async def test_no_signal_reaches_a_process_group_after_the_agent_was_reaped(
     await process.stop()
     await copilot.stop_extension()
     assert signalled == []
+
+
+class TestTheDemoAgentIgnoresTheNotebookFolder:
+    @pytest.fixture
+    def copilot_config(self) -> dict[str, Any]:
+        """No agent configured: the shipped demo agent is offered."""
+        return {"discover_agents": False}
+
+    async def test_an_acp_module_in_the_folder_is_never_imported(
+        self, jp_fetch: Any, jp_root_dir: Path, copilot: Any
+    ) -> None:
+        # Without the sandbox, which would hide the folder anyway.
+        copilot.conversations.host.sandbox = Sandbox.detect(OFF, str(jp_root_dir))
+        marker = jp_root_dir / "imported.txt"
+        for name in ("acp.py", "mcp.py", "jupyter_copilot.py", "sitecustomize.py"):
+            (jp_root_dir / name).write_text(
+                f"open({str(marker)!r}, 'a').write({name!r})\n", encoding="utf-8"
+            )
+        conversation = await create(jp_fetch)
+        events = await send(jp_fetch, conversation, "Reply with the word isolated")
+        assert reply_of(events) == "isolated"
+        assert not marker.exists()

@@ -51,6 +51,9 @@ class AgentSpec:
     state_dirs: tuple[str, ...] = ()
     #: Environment that is safe only under the sandbox (which hides settings folders).
     sandbox_env: Mapping[str, str] = field(default_factory=dict)
+    #: Start in a private empty folder instead of the server's root: for an agent that
+    #: never needs the folder, so that nothing in it (an ``acp.py``) can be imported.
+    private_cwd: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """What the panel shows: never the command or the environment."""
@@ -160,8 +163,11 @@ def demo_spec() -> AgentSpec:
         DEMO_AGENT,
         "Demo agent (rule-based)",
         "Offline demo without a model: docstrings, sorted imports and short explanations.",
-        (sys.executable, "-m", "jupyter_copilot.demo_agent"),
+        # Isolated (-I): neither the folder it starts in nor PYTHON* variables reach its
+        # imports.
+        (sys.executable, "-I", "-m", "jupyter_copilot.demo_agent"),
         kind="demo",
+        private_cwd=True,
     )
 
 

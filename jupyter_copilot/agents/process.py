@@ -74,6 +74,7 @@ class AgentProcess:
         self.init: InitializeResponse | None = None
         self._exit: asyncio.Future[int] | None = None
         self._stopping: asyncio.Future[None] | None = None
+        self._private_cwd: str | None = None
         # Closed in stop(); the process writes to it for its whole life.
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
 
@@ -118,6 +119,10 @@ class AgentProcess:
                     "The agent sandbox is required on this server, but it does not work here; "
                     "no agent can start. Ask your administrator."
                 ) from None
+        cwd = self._cwd
+        if self.spec.private_cwd:
+            self._private_cwd = tempfile.mkdtemp(prefix="jupyter-copilot-agent-")
+            cwd = self._private_cwd
         try:
             self.proc = await asyncio.create_subprocess_exec(
                 *command,
@@ -125,15 +130,17 @@ class AgentProcess:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=self._stderr,
                 env=env,
-                cwd=self._cwd,
+                cwd=cwd,
                 start_new_session=True,
                 limit=_STREAM_LIMIT,
             )
         except FileNotFoundError as e:
+            self._remove_private_cwd()
             raise AgentStartError(
                 f"The agent '{self.spec.label}' could not be started: its command was not found."
             ) from e
         except OSError as e:
+            self._remove_private_cwd()
             raise AgentStartError(
                 f"The agent '{self.spec.label}' could not be started ({e.strerror})."
             ) from e
@@ -219,6 +226,12 @@ class AgentProcess:
                     await self._exited_within(_KILL_WAIT_SECONDS)
         finally:
             self._stderr.close()
+            self._remove_private_cwd()
+
+    def _remove_private_cwd(self) -> None:
+        if self._private_cwd is not None:
+            shutil.rmtree(self._private_cwd, ignore_errors=True)
+            self._private_cwd = None
 
     async def _exited_within(self, seconds: float) -> bool:
         """Wait up to ``seconds`` for the exit to be reported; never cancels the watch."""
