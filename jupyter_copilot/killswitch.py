@@ -38,6 +38,7 @@ import enum
 import json
 import logging
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -58,7 +59,11 @@ JSON_FILE_NAMES = ("jupyter_copilot_config.json", "jupyter_server_config.json")
 
 #: A file modified this recently is re-read on every check, even with an unchanged `os.stat`
 #: signature: a rewrite within the file system's mtime granularity must never be missed.
+#: A modification time in the future is not "recent" (it would be re-read forever).
 RECENT_NS = 2_000_000_000
+
+#: The largest live config file read, in bytes; a larger one is unusable (engages).
+MAX_FILE_BYTES = 1024 * 1024
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -185,18 +190,51 @@ def unique_directories(directories: Iterable[str]) -> list[str]:
 
 
 def read_json_file(path: str, log: Logger | None = None) -> FileReading:
-    """Read one live JSON config file; logs a warning (file name only) when it is unusable."""
+    """Read one live JSON config file; logs a warning (file name only) when it is unusable.
+
+    Only a regular file of at most :data:`MAX_FILE_BYTES` is read, and it is opened without
+    blocking, so that a FIFO or a device at a config path cannot freeze the server. Anything
+    else there (a FIFO, a folder, a dangling symlink, a huge file) is unusable: it engages.
+    """
     try:
-        with open(path, encoding="utf-8") as f:
-            reading = file_reading(f.read())
+        raw = _read_regular_file(path)
     except (FileNotFoundError, NotADirectoryError):
+        if os.path.lexists(path):
+            _warn_unusable(log, path, "a symlink to nothing")
+            return FileReading.UNREADABLE
         return FileReading.ABSENT
-    except (OSError, UnicodeDecodeError) as e:
-        _warn_unusable(log, path, type(e).__name__)
+    except (OSError, ValueError) as e:
+        _warn_unusable(log, path, str(e) or type(e).__name__)
+        return FileReading.UNREADABLE
+    try:
+        reading = file_reading(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        _warn_unusable(log, path, "not UTF-8")
         return FileReading.UNREADABLE
     if reading is FileReading.INVALID:
         _warn_unusable(log, path, "not a JSON object with a boolean CopilotApp.tools_enabled")
     return reading
+
+
+def _read_regular_file(path: str) -> bytes:
+    """The bytes of a regular file of at most `MAX_FILE_BYTES`; ValueError for anything else."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("not a regular file")
+        if st.st_size > MAX_FILE_BYTES:
+            raise ValueError("larger than the limit")
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_FILE_BYTES:
+                raise ValueError("larger than the limit")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def read_static_file(path: str, log: Logger | None = None) -> FileReading:
@@ -257,8 +295,14 @@ class KillSwitch:
             try:
                 st = os.stat(path)
             except (FileNotFoundError, NotADirectoryError):
-                self._seen.pop(path, None)  # a deleted file stops counting
-                continue
+                if not os.path.lexists(path):
+                    self._seen.pop(path, None)  # a deleted file stops counting
+                    continue
+                # A symlink to nothing is not an absent file: it fails closed.
+                try:
+                    st = os.lstat(path)
+                except OSError:
+                    continue
             except OSError as e:
                 # Cannot even tell whether the file is there: fail closed.
                 signature = (-1, -1, -1, e.errno or 0)
@@ -270,7 +314,8 @@ class KillSwitch:
                 continue
             signature = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev)
             seen = self._seen.get(path)
-            if seen is None or seen.signature != signature or now - st.st_mtime_ns < RECENT_NS:
+            recent = 0 <= now - st.st_mtime_ns < RECENT_NS
+            if seen is None or seen.signature != signature or recent:
                 seen = self._reread(path, signature, seen)
             verdicts.append(seen.reading.verdict)
         return combine(self.config_engaged, verdicts)

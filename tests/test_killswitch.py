@@ -25,6 +25,7 @@ from jupyter_copilot.killswitch import (
     decide_config_engaged,
     file_reading,
     file_verdict,
+    read_json_file,
 )
 
 LOGGER = "jupyter_copilot.test_killswitch"
@@ -143,6 +144,45 @@ def test_a_deleted_file_stops_counting(tmp_path: Path) -> None:
     assert ks.state() == BY_FILE
     target.unlink()
     assert ks.state() == DISENGAGED
+
+
+def test_anything_but_a_regular_file_at_a_config_path_engages_without_blocking(
+    tmp_path: Path,
+) -> None:
+    # A FIFO with no writer would block a plain open() forever; a folder, a symlink to
+    # nothing and a huge file are no config either. Each engages (fail closed).
+    cases: dict[str, Callable[[Path], None]] = {
+        "fifo": lambda p: os.mkfifo(p),
+        "folder": lambda p: p.mkdir(),
+        "dangling": lambda p: p.symlink_to(tmp_path / "nowhere.json"),
+        "huge": lambda p: write(p, '{"CopilotApp": {"tools_enabled": true}}' + " " * (2 << 20)),
+    }
+    for name, make in cases.items():
+        directory = tmp_path / name
+        directory.mkdir()
+        make(directory / "jupyter_copilot_config.json")
+        ks = switch(directory)
+        started = time.monotonic()
+        assert ks.state() == BY_FILE, name
+        assert read_json_file(str(directory / "jupyter_copilot_config.json")) is (
+            FileReading.UNREADABLE
+        ), name
+        assert time.monotonic() - started < 1.0, name
+
+
+def test_a_file_with_a_future_modification_time_is_not_read_on_every_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = write(tmp_path / "jupyter_copilot_config.json", ENABLED_TEXT)
+    future = time.time_ns() + 3600 * 10**9
+    os.utime(target, ns=(future, future))
+    ks = switch(tmp_path)
+    reads = []
+    real = ks._reread
+    monkeypatch.setattr(ks, "_reread", lambda *a: reads.append(1) or real(*a))
+    for _ in range(50):
+        assert ks.state() == DISENGAGED
+    assert len(reads) == 1
 
 
 def test_config_source_wins_even_when_files_also_engage(tmp_path: Path) -> None:
