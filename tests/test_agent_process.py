@@ -33,13 +33,30 @@ def copilot_config(log: Path) -> dict[str, Any]:
     return scripted_agents(log)
 
 
+def processes_running(*argv: str) -> list[int]:
+    """The ids of live processes with exactly this command line, in any PID namespace.
+
+    The agent's own idea of a pid is its PID namespace's under the sandbox: never signal
+    that number here.
+    """
+    wanted = "\0".join(argv) + "\0"
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if (entry / "cmdline").read_text() == wanted:
+                    found.append(int(entry.name))
+    return found
+
+
 @pytest.fixture
 def escaped(log: Path) -> Any:
     """Kills the helpers the agent left behind, whatever the test did."""
     yield
     for entry in agent_log(log, "escaped"):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(entry["pid"], signal.SIGKILL)
+        for pid in processes_running("sleep", entry["marker"]):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 async def test_a_helper_holding_the_agents_stdout_cannot_hang_archive_or_shutdown(
@@ -56,6 +73,10 @@ async def test_a_helper_holding_the_agents_stdout_cannot_hang_archive_or_shutdow
     # SIGTERM is ignored: 3 s of grace, then SIGKILL, then the pipes are closed.
     assert time.monotonic() - started < 12
     assert process.exited and process.proc.returncode is not None
+    # Under the sandbox the helper ends with the agent's PID namespace.
+    if copilot.sandbox.active:
+        [entry] = agent_log(log, "escaped")
+        assert processes_running("sleep", entry["marker"]) == []
     # A second stop, and the server's own, return at once.
     started = time.monotonic()
     await asyncio.wait_for(process.stop(), 2)

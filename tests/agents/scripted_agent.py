@@ -223,8 +223,9 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
             await say("spawned")
         elif word == "escape":
             # A helper in a session of its own that keeps the agent's stdout open.
-            child = subprocess.Popen(["sleep", "600"], start_new_session=True)
-            record("escaped", pid=child.pid)
+            marker = f"600.{os.getpid()}{int(asyncio.get_running_loop().time() * 1000) % 1000}"
+            child = subprocess.Popen(["sleep", marker], start_new_session=True)
+            record("escaped", pid=child.pid, marker=marker)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             await say("escaped")
         elif word == "ignore-term":
