@@ -187,7 +187,11 @@ class CopilotApp(AgentSettings, ExtensionApp):
                 settings=self._action_settings,
             ),
         )
-        self.approvals = Approvals(self.telemetry, lambda: self.approval_timeout_seconds)
+        self.approvals = Approvals(
+            self.telemetry,
+            lambda: self.approval_timeout_seconds,
+            lambda: self.agent_max_pending_cards,
+        )
         self.skills = SkillLibrary.load(skill_roots(jupyter_path(), self.skills_paths), self.log)
         self.mcp_tools = CopilotTools(
             self.registry.tool(TOOL),

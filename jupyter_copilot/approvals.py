@@ -28,12 +28,15 @@ TIMEOUT = "timeout"
 DISMISSED = "dismissed"
 STOPPED = "stopped"
 ABORTED = "aborted"
+#: Too many cards of one conversation were already waiting: refused without a card.
+CROWDED = "crowded"
 
 _WHY_DENIED = {
     DENIED: "The person denied this tool call.",
     TIMEOUT: "Nobody answered the approval request in time.",
     DISMISSED: "The approval request was dismissed: the JupyterLab page closed.",
     STOPPED: "The Jupyter server stopped before the call was approved.",
+    CROWDED: "Too many approval requests of this conversation are already waiting.",
 }
 
 
@@ -54,9 +57,15 @@ class _Pending:
 class Approvals:
     """Approval requests waiting for a person, by ``requestId``."""
 
-    def __init__(self, telemetry: Telemetry, timeout_seconds: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        telemetry: Telemetry,
+        timeout_seconds: Callable[[], float],
+        max_per_group: Callable[[], int] = lambda: 20,
+    ) -> None:
         self.telemetry = telemetry
         self._timeout = timeout_seconds
+        self._max_per_group = max_per_group
         self._pending: dict[str, _Pending] = {}
 
     async def ask(
@@ -151,6 +160,10 @@ class Approvals:
         abort: asyncio.Event | None,
         group: str | None,
     ) -> tuple[str, str | None]:
+        if group is not None:
+            waiting = sum(1 for p in self._pending.values() if p.group == group)
+            if waiting >= self._max_per_group():
+                return CROWDED, None
         request_id = uuid.uuid4().hex
         request = {"requestId": request_id, **request}
         pending = _Pending(request, owner, page, group)

@@ -19,6 +19,7 @@ import pytest
 
 from jupyter_copilot.agents.sandbox import OFF, Sandbox
 from tests.conversations import agent_log, api, create, reply_of, scripted_agents, send
+from tests.pages import ScriptedPage, next_of, notebook_state
 
 
 @pytest.fixture
@@ -137,3 +138,69 @@ class TestTheDemoAgentIgnoresTheNotebookFolder:
         events = await send(jp_fetch, conversation, "Reply with the word isolated")
         assert reply_of(events) == "isolated"
         assert not marker.exists()
+
+
+# -- caps ---------------------------------------------------------------------------------------
+
+
+async def test_a_reply_over_its_byte_cap_is_stopped_with_a_clear_message(
+    jp_fetch: Any, copilot: Any, log: Path
+) -> None:
+    copilot.agent_reply_max_bytes = 1024
+    conversation = await create(jp_fetch, chatOnly=True)
+    started = time.monotonic()
+    events = await send(jp_fetch, conversation, "stream 400")
+    end = events[-1]
+    assert end["stopReason"] == "error" and "longer than 1024 bytes" in end["error"]
+    assert len(reply_of(events).encode()) <= 1024
+    assert time.monotonic() - started < 15
+    # The conversation goes on.
+    events = await send(jp_fetch, conversation, "Reply with the word again")
+    assert reply_of(events) == "again"
+
+
+async def test_a_turn_over_its_event_cap_is_stopped(jp_fetch: Any, copilot: Any, log: Path) -> None:
+    copilot.agent_turn_max_events = 100
+    conversation = await create(jp_fetch, chatOnly=True)
+    events = await send(jp_fetch, conversation, "stream 300")
+    assert "more than 100 updates" in events[-1]["error"]
+    assert len(events) <= 102
+
+
+async def test_a_turn_over_its_time_limit_ends_as_an_error(
+    jp_fetch: Any, copilot: Any, log: Path
+) -> None:
+    copilot.agent_turn_timeout_seconds = 1.0
+    conversation = await create(jp_fetch, chatOnly=True)
+    started = time.monotonic()
+    events = await send(jp_fetch, conversation, "slow")
+    assert events[-1]["stopReason"] == "error" and "longer than 1 seconds" in events[-1]["error"]
+    assert agent_log(log, "cancel")
+    assert time.monotonic() - started < 10
+
+
+async def test_pending_cards_are_capped_and_end_with_their_turn(
+    jp_fetch: Any, jp_ws_fetch: Any, copilot: Any, log: Path
+) -> None:
+    copilot.agent_max_pending_cards = 5
+    page = await ScriptedPage.connect(jp_ws_fetch, "p-1")
+    await page.send_state(notebook_state("a.ipynb"))
+    conversation = await create(jp_fetch)
+    turn = asyncio.ensure_future(send(jp_fetch, conversation, "permission-flood 8", page_id="p-1"))
+    cards = [await next_of(page, "approval") for _ in range(5)]
+    with pytest.raises(asyncio.TimeoutError):
+        await next_of(page, "approval", timeout=0.5)
+    assert copilot.approvals.waiting == 5
+    # Stop ends the turn, and its cards with it: none can be allowed afterwards.
+    await api(jp_fetch, "conversations", conversation, "cancel", method="POST")
+    await asyncio.wait_for(turn, 15)
+    assert copilot.approvals.waiting == 0
+    status, body = await api(
+        jp_fetch,
+        "approvals",
+        cards[0]["request"]["requestId"],
+        method="POST",
+        body={"decision": "allow"},
+    )
+    assert body["error"]["code"] == "aborted"
+    page.close()

@@ -39,10 +39,27 @@ def token_key(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+@dataclass(frozen=True)
+class TurnLimits:
+    """What one turn may hold, so that no agent can fill the server's memory."""
+
+    #: UTF-8 bytes of reply text.
+    reply_bytes: int = 1024 * 1024
+    #: Stream events (text chunks, tool call updates, notices).
+    events: int = 10_000
+    #: Seconds the agent may take for one message.
+    turn_seconds: float = 1800.0
+
+
 class Turn:
     """One message of the person and the agent's reply to it."""
 
-    def __init__(self, text: str, attachment: dict[str, Any] | None) -> None:
+    def __init__(
+        self,
+        text: str,
+        attachment: dict[str, Any] | None,
+        limits: TurnLimits | None = None,
+    ) -> None:
         self.turn_id = uuid.uuid4().hex
         self.text = text
         self.attachment = attachment
@@ -55,6 +72,11 @@ class Turn:
         self.cancel_requested = False
         self.restarted = False
         self.events: list[dict[str, Any]] = []
+        self.limits = limits or TurnLimits()
+        self._reply_bytes = 0
+        #: Set once the turn hit one of its limits; what to tell the person.
+        self.limit_hit = asyncio.Event()
+        self.limit_message = ""
         self._wake = asyncio.Event()
 
     @property
@@ -64,10 +86,20 @@ class Turn:
 
     def emit(self, event: dict[str, Any]) -> None:
         """Record one stream event and wake the listeners."""
-        if self.ended:
+        if self.ended or (self.limit_hit.is_set() and event["type"] != "end"):
             return
         kind = event["type"]
+        if kind != "end" and len(self.events) >= self.limits.events:
+            self._over(f"The reply had more than {self.limits.events} updates; it was stopped.")
+            return
         if kind == "text":
+            size = len(event["text"].encode("utf-8", "surrogatepass"))
+            if self._reply_bytes + size > self.limits.reply_bytes:
+                self._over(
+                    f"The reply was longer than {self.limits.reply_bytes} bytes; it was stopped."
+                )
+                return
+            self._reply_bytes += size
             self.reply.append(event["text"])
         elif kind == "tool":
             call = self.tool_calls.setdefault(
@@ -89,6 +121,13 @@ class Turn:
             self.stop_reason = event["stopReason"]
             self.error = event.get("error")
         self.events.append(event)
+        wake, self._wake = self._wake, asyncio.Event()
+        wake.set()
+
+    def _over(self, message: str) -> None:
+        """A limit was hit: nothing more is kept, and the turn is to end with ``message``."""
+        self.limit_message = message
+        self.limit_hit.set()
         wake, self._wake = self._wake, asyncio.Event()
         wake.set()
 

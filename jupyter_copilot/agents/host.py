@@ -27,7 +27,7 @@ from ..telemetry import Telemetry
 from . import bodies
 from .catalog import AgentSpec
 from .client import AgentClient
-from .conversation import CANCELLED, END_TURN, ERROR, TITLE_CHARS, Conversation, Turn
+from .conversation import CANCELLED, END_TURN, ERROR, TITLE_CHARS, Conversation, Turn, TurnLimits
 from .conversation import token_key as _token_key
 from .filereviews import FileReviews
 from .own_tools import OwnTools, OwnToolsHost
@@ -83,6 +83,8 @@ class ConversationsHost:
     sandbox: Sandbox
     #: The names of our MCP tools.
     our_tools: frozenset[str] = frozenset()
+    #: The caps on one turn, as configured now.
+    limits: Callable[[], TurnLimits] = TurnLimits
 
 
 class Conversations:
@@ -222,7 +224,7 @@ class Conversations:
                 "conversation-busy", "The agent is still replying; stop it or wait for it."
             )
         attachment = None if cell is None else {"cellId": cell["cellId"], "label": label}
-        turn = Turn(message.text, attachment)
+        turn = Turn(message.text, attachment, self.host.limits())
         conversation.turns.append(turn)
         conversation.running = turn
         conversation.page_id = message.page_id
@@ -332,9 +334,33 @@ class Conversations:
                     "cell, or choose another agent in a new conversation.",
                 )
                 return
-            response = await process.call(
-                process.conn.prompt(session_id=conversation.session_id or "", prompt=blocks)
+            prompt = asyncio.ensure_future(
+                process.call(
+                    process.conn.prompt(session_id=conversation.session_id or "", prompt=blocks),
+                    self.host.limits().turn_seconds,
+                )
             )
+            limit = asyncio.ensure_future(turn.limit_hit.wait())
+            try:
+                await asyncio.wait({prompt, limit}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                limit.cancel()
+            if not prompt.done():
+                # A cap was hit: the agent's turn is cancelled, and stopped if it goes on.
+                await self._cut_short(conversation, prompt)
+                turn.end(ERROR, turn.limit_message)
+                return
+            try:
+                response = prompt.result()
+            except asyncio.TimeoutError:
+                await self._cut_short(conversation, prompt)
+                turn.end(
+                    ERROR,
+                    f"{conversation.agent.label} took longer than "
+                    f"{self.host.limits().turn_seconds:g} seconds for this message; it was "
+                    "stopped.",
+                )
+                return
             if (
                 conversation.tools_offered
                 and not conversation.tools_attached
@@ -374,6 +400,8 @@ class Conversations:
         finally:
             if not turn.ended:
                 turn.end(END_TURN)
+            # Cards of a turn that ended can no longer be allowed.
+            self.host.approvals.end_group(conversation.id)
             if conversation.running is turn:
                 conversation.running = None
                 if self.host.idle_timeout() > 0 and not conversation.archived:
@@ -388,6 +416,20 @@ class Conversations:
                 tool_calls=len(turn.tool_calls),
                 latency_ms=(time.monotonic() - started) * 1000,
             )
+
+    async def _cut_short(self, conversation: Conversation, prompt: asyncio.Future[Any]) -> None:
+        """Cancel the agent's turn; stop the agent if it does not end within the grace."""
+        process = conversation.process
+        if process is not None and process.conn is not None and conversation.session_id:
+            with contextlib.suppress(Exception):
+                await process.call(process.conn.cancel(session_id=conversation.session_id), 2.0)
+        await asyncio.wait({prompt}, timeout=CANCEL_GRACE_SECONDS)
+        if not prompt.done():
+            prompt.cancel()
+            if process is not None:
+                await process.stop()
+        with contextlib.suppress(BaseException):
+            await prompt
 
     async def _start_agent(self, conversation: Conversation) -> None:
         if conversation.process is not None:

@@ -11,11 +11,11 @@ import shutil
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from traitlets import Bool, Dict, Enum, Float, HasTraits
+from traitlets import Bool, Dict, Enum, Float, HasTraits, Int
 
 from ..mcp.grants import McpCaller
 from .catalog import build_catalog
-from .conversation import Conversation
+from .conversation import Conversation, TurnLimits
 from .filereviews import FileReviews
 from .files import SHELL_ASK, SHELL_POLICIES
 from .host import Conversations, ConversationsHost
@@ -89,6 +89,40 @@ class AgentSettings(HasTraits):
         help="""Seconds an allowed shell command may run before its process group is killed.""",
     )
 
+    agent_turn_timeout_seconds = Float(
+        1800.0,
+        min=1.0,
+        config=True,
+        help="""Seconds an agent may take to answer one message.
+
+        Past it the agent's turn is cancelled (and the agent stopped if it goes on), and the
+        turn ends with an error that says so.
+        """,
+    )
+
+    agent_reply_max_bytes = Int(
+        1024 * 1024,
+        min=1024,
+        config=True,
+        help="""Largest reply one turn may stream, in UTF-8 bytes; past it the turn is stopped.""",
+    )
+
+    agent_turn_max_events = Int(
+        10_000,
+        min=100,
+        config=True,
+        help="""Most updates (reply chunks, tool call updates) one turn may send; past it the
+        turn is stopped.""",
+    )
+
+    agent_max_pending_cards = Int(
+        20,
+        min=1,
+        config=True,
+        help="""Most approval cards one conversation may have waiting at once; a further
+        request is refused without a card. A turn's cards end with the turn.""",
+    )
+
     agent_sandbox = Enum(
         SANDBOX_MODES,
         default_value=AUTO,
@@ -152,6 +186,11 @@ class AgentSettings(HasTraits):
             shell_timeout=lambda: self.agent_shell_timeout_seconds,
             sandbox=self.sandbox,
             our_tools=frozenset(d["name"] for d in app.mcp_tools.definitions),
+            limits=lambda: TurnLimits(
+                reply_bytes=self.agent_reply_max_bytes,
+                events=self.agent_turn_max_events,
+                turn_seconds=self.agent_turn_timeout_seconds,
+            ),
         )
         return Conversations(host, catalog)
 

@@ -4,7 +4,8 @@ It records what it receives (initialize, session/new, every prompt, cancel) as J
 ``$SCRIPTED_AGENT_LOG``, so tests can assert on exactly what reached the agent.
 
 Commands: ``reply <text>``; ``Reply with the word <w>``; ``stream <n>``; ``slow`` (waits for
-Stop); ``stubborn`` (ignores Stop); ``crash``; ``permission``; ``permission-kind <kind> [title]``;
+Stop); ``stubborn`` (ignores Stop); ``crash``; ``permission``;
+``permission-kind <kind> [title]``; ``permission-flood <n>``;
 ``mcp <tool> <json>``; ``edit-selected <json string>``; ``read <path>``;
 ``write <path> <json string>``; ``shell <command line>``; ``switch-mode <id>``;
 ``spawn-child``; ``escape`` (a helper outside its process group keeps stdout open, and
@@ -155,6 +156,20 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
             chosen = outcome.option_id if isinstance(outcome, AllowedOutcome) else "cancelled"
             record("permission", toolKind=kind, chose=chosen)
             await say(f"chose {chosen}")
+        elif word == "permission-flood":
+            # Many permission requests at once, none answered yet.
+            async def one(i: int) -> str:
+                answer = await self.conn.request_permission(
+                    session_id=session_id,
+                    tool_call=ToolCallUpdate(tool_call_id=f"f{i}", title=f"Flood {i}"),
+                    options=[PermissionOption(option_id="ok", name="Allow", kind="allow_once")],
+                )
+                outcome = answer.outcome
+                return outcome.option_id if isinstance(outcome, AllowedOutcome) else "cancelled"
+
+            chosen = await asyncio.gather(*(one(i) for i in range(int(rest))))
+            record("flood", chosen=chosen)
+            await say(f"flooded {chosen.count('cancelled')}")
         elif word == "read":
             await self.client_call(
                 say, "read", self.conn.read_text_file(path=rest, session_id=session_id)
