@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import logging
 import os
+import site
 import stat
 import subprocess
 import sys
+import sysconfig
 import venv
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +65,14 @@ def env(tmp_path: Path) -> Env:
     """A fresh environment whose three config directories live under ``tmp_path``."""
     prefix = tmp_path / "venv"
     venv.create(prefix, system_site_packages=True, with_pip=False)
+    # system_site_packages means the base interpreter's: when the tests themselves run in a
+    # virtualenv, its packages (jupyter_core, ...) are added to the new one explicitly.
+    nested = sysconfig.get_path("purelib", vars={"base": str(prefix), "platbase": str(prefix)})
+    Path(nested).mkdir(parents=True, exist_ok=True)
+    outer = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    (Path(nested) / "outer-environment.pth").write_text(
+        "".join(f"import site; site.addsitedir({p!r})\n" for p in outer), encoding="utf-8"
+    )
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "XDG"))}
     environ.update(
         {
