@@ -446,22 +446,37 @@ async def test_an_agent_whose_modes_are_its_own_names_is_left_in_its_mode(
 
 
 async def test_tools_attached_is_true_only_once_the_agent_connected(
-    jp_fetch: Any, log: Path, http_server_client: Any
+    jp_fetch: Any, log: Path, http_server_client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr("jupyter_copilot.agents.host.CONNECT_GRACE_SECONDS", 0.3)
     conversation = await create(jp_fetch, contextRefs=["selected_cell"])
     events = await send(jp_fetch, conversation, "reply not connecting")
     assert events[0]["toolsAttached"] is False
+    await asyncio.sleep(0.6)
+    # Not connected after the grace: the next turn says so, once.
+    events = await send(jp_fetch, conversation, "reply still not")
     assert any("has not connected" in n for n in notices(events))
     _, body = await api(jp_fetch, "conversations", conversation)
     assert (body["conversation"]["toolsOffered"], body["conversation"]["toolsAttached"]) == (
         True,
         False,
     )
-    assert body["turns"][0]["notices"]
+    assert body["turns"][1]["notices"]
     events = await send(jp_fetch, conversation, "mcp context_snapshot {}")
     assert not any("has not connected" in n for n in notices(events))
     _, body = await api(jp_fetch, "conversations", conversation)
     assert body["conversation"]["toolsAttached"] is True
+
+
+async def test_an_agent_that_connects_at_once_gets_no_notice(
+    jp_fetch: Any, log: Path, http_server_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("jupyter_copilot.agents.host.CONNECT_GRACE_SECONDS", 0.3)
+    conversation = await create(jp_fetch, contextRefs=["selected_cell"])
+    await send(jp_fetch, conversation, "mcp context_snapshot {}")
+    await asyncio.sleep(0.6)
+    events = await send(jp_fetch, conversation, "reply done")
+    assert notices(events) == []
 
 
 async def test_taking_every_grant_away_mid_conversation_turns_the_tools_off(

@@ -196,6 +196,8 @@ class Conversation:
     tools_attached: bool = False
     #: Whether the person was told that the agent has not connected (said once).
     told_not_attached: bool = False
+    #: A notice for the next turn, when it came up between turns.
+    next_notice: str | None = None
     #: What the server's authorizer lets the person do with files, as of the last message.
     may_read_files: bool = False
     may_write_files: bool = False

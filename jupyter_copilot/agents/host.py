@@ -40,6 +40,8 @@ DEFAULT_CONTEXT_REFS = (SELECTED_CELL,)
 DEFAULT_MODE = INTERACTIVE
 #: How long Stop waits for the agent to end its turn before the agent is stopped.
 CANCEL_GRACE_SECONDS = 5.0
+#: How long an agent offered our tools may take to connect before the panel says it did not.
+CONNECT_GRACE_SECONDS = 10.0
 
 _REF_TEXTS = {
     "selected_cell": ("Selected cell", "Read the one cell you have selected, with its hash."),
@@ -96,6 +98,8 @@ class Conversations:
         self._by_id: dict[str, Conversation] = {}
         self._by_token: dict[str, Conversation] = {}
         self._stopped = False
+        #: Checks that run after an agent started; kept so that they are not collected.
+        self._background: set[asyncio.Future[None]] = set()
 
     # -- what the panel asks -----------------------------------------------------------------
 
@@ -247,6 +251,9 @@ class Conversations:
                 "restarted": turn.restarted,
             }
         )
+        if conversation.next_notice is not None:
+            turn.notice(conversation.next_notice)
+            conversation.next_notice = None
         language = self._language(conversation)
         blocks = prompt_blocks(message.text, cell, language)
         if conversation.idle is not None:
@@ -361,16 +368,6 @@ class Conversations:
                     "stopped.",
                 )
                 return
-            if (
-                conversation.tools_offered
-                and not conversation.tools_attached
-                and not conversation.told_not_attached
-            ):
-                conversation.told_not_attached = True
-                turn.notice(
-                    f"{conversation.agent.label} was offered the notebook tools but has not "
-                    "connected to them: it cannot read or propose edits through jupyter-copilot."
-                )
             turn.end(CANCELLED if turn.cancel_requested else str(response.stop_reason))
         except AgentStartError as e:
             turn.end(ERROR, str(e))
@@ -470,6 +467,8 @@ class Conversations:
             await process.stop()
             raise AgentStartError(f"{conversation.agent.label} could not open a session.") from e
         conversation.session_id = session.session_id
+        if conversation.tools_offered and not conversation.tools_attached:
+            self._background.add(asyncio.ensure_future(self._check_attached(conversation)))
         modes = session.modes
         conversation.agent_modes = (
             tuple(m.id for m in modes.available_modes) if modes is not None else ()
@@ -496,6 +495,24 @@ class Conversations:
         await asyncio.sleep(CANCEL_GRACE_SECONDS)
         if conversation.running is turn and conversation.process is not None:
             await conversation.process.stop()
+
+    async def _check_attached(self, conversation: Conversation) -> None:
+        """Tell the person once when an agent offered our tools has not connected to them."""
+        try:
+            await asyncio.sleep(CONNECT_GRACE_SECONDS)
+            if conversation.tools_attached or conversation.told_not_attached:
+                return
+            conversation.told_not_attached = True
+            text = (
+                f"{conversation.agent.label} was offered the notebook tools but has not "
+                "connected to them: it cannot read or propose edits through jupyter-copilot."
+            )
+            if conversation.running is not None:
+                conversation.running.notice(text)
+            else:
+                conversation.next_notice = text
+        finally:
+            self._background = {t for t in self._background if not t.done()}
 
     def _wanted_agent_mode(self, conversation: Conversation) -> str | None:
         spec = conversation.agent

@@ -81,7 +81,10 @@ class AgentProcess:
     @property
     def exited(self) -> bool:
         """Whether the process has ended (or never started)."""
-        return self._exit is None or self._exit.done()
+        if self._exit is None or self._exit.done():
+            return True
+        # Reaped already, while its pipes may still be closing.
+        return self.proc is not None and self.proc.returncode is not None
 
     @property
     def pid(self) -> int | None:

@@ -45,6 +45,8 @@ AGENT_NAME = "jupyter-copilot-demo-agent"
 AGENT_TITLE = "Demo agent (rule-based)"
 #: An edit may wait for the person's approval card (300 s by default) before it answers.
 TOOL_TIMEOUT_SECONDS = 420.0
+#: How long listing a new session's tools may take before it is given up.
+LIST_TOOLS_SECONDS = 10.0
 
 EDITS = {
     "docstrings": (rules.add_docstrings, "adding docstrings to", "has a docstring already"),
@@ -278,6 +280,8 @@ class DemoAgent(acp.Agent):
         self.chunk_delay = chunk_delay
         self._client: acp.Client | None = None
         self._sessions: dict[str, _Session] = {}
+        #: Tasks that list a new session's tools; kept so that they are not collected.
+        self._background: set[asyncio.Future[None]] = set()
 
     def on_connect(self, conn: acp.Client) -> None:
         """Keep the connection to the client, to send session updates."""
@@ -310,21 +314,26 @@ class DemoAgent(acp.Agent):
     ) -> acp.NewSessionResponse:
         """A new session that remembers its HTTP MCP server, if one was given.
 
-        Like an agent with a model, it connects to the server at once and lists the tools,
-        so that the panel can say the tools are attached.
+        Like an agent with a model, it connects to the server and lists the tools (in the
+        background, for at most a few seconds), so that the panel can say the tools are
+        attached.
         """
         session_id = uuid.uuid4().hex
         mcp = choose_mcp_server(mcp_servers)
         self._sessions[session_id] = _Session(mcp)
-        if mcp is not None:
-            turn = Turn(self._client, session_id, mcp, self.chunk_delay)  # type: ignore[arg-type]
-            try:
-                await turn.list_tools()
-            except Exception:  # noqa: BLE001 (a tool call later says what is wrong)
-                log.debug("The demo agent could not list its tools", exc_info=True)
-            finally:
-                await turn.aclose()
+        if mcp is not None and self._client is not None:
+            turn = Turn(self._client, session_id, mcp, self.chunk_delay)
+            self._background.add(asyncio.ensure_future(self._list_tools(turn)))
         return acp.NewSessionResponse(session_id=session_id)
+
+    async def _list_tools(self, turn: Turn) -> None:
+        try:
+            await asyncio.wait_for(turn.list_tools(), LIST_TOOLS_SECONDS)
+        except Exception:  # noqa: BLE001 (a tool call later says what is wrong)
+            log.debug("The demo agent could not list its tools", exc_info=True)
+        finally:
+            await turn.aclose()
+            self._background = {t for t in self._background if not t.done()}
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> acp.PromptResponse:
         """Answer one message; ``cancelled`` when the client cancels the turn."""
