@@ -375,6 +375,30 @@ async def test_the_agents_own_requests_follow_the_mode(
     page.close()
 
 
+async def test_an_agents_own_command_request_shows_the_whole_command_or_none(
+    jp_fetch: Any, jp_ws_fetch: Any, log: Path
+) -> None:
+    page = await page_of(jp_ws_fetch)
+    conversation = await create(jp_fetch, mode="interactive")
+    command = "python -c 'print(1)' && " + "echo long-argument " * 20 + "&& rm -rf build"
+    turn = asyncio.ensure_future(
+        send(jp_fetch, conversation, f"permission-kind execute {command}", page_id="p-1")
+    )
+    card = (await next_of(page, "approval"))["request"]
+    assert card["details"]["command"] == command and len(command) > 200
+    await api(jp_fetch, "approvals", card["requestId"], method="POST", body={"decision": "deny"})
+    await asyncio.wait_for(turn, 30)
+    # Too long to show whole: refused, never shown cut.
+    events = await send(
+        jp_fetch, conversation, f"permission-kind execute {'x' * 5000}", page_id="p-1"
+    )
+    assert agent_log(log, "permission")[-1]["chose"] == "not-now"
+    assert any("could not be shown in full" in n for n in notices(events))
+    with pytest.raises(asyncio.TimeoutError):
+        await next_of(page, "approval", timeout=0.3)
+    page.close()
+
+
 @pytest.mark.parametrize(
     ("settings", "request_", "chose"),
     [

@@ -55,6 +55,8 @@ from .shell import Terminal, Terminals
 
 #: The JSON-RPC error code of a refused request (the server-defined range).
 REFUSED = -32001
+#: The longest command a card shows; a longer one is refused rather than shown cut.
+MAX_COMMAND_CHARS = 4000
 
 _KIND_WORDS = {
     "edit": "edit files",
@@ -253,6 +255,13 @@ class OwnTools:
             what = _KIND_WORDS.get(kind or "", "use its own tools")
             self._notice(f"{why}: refused the agent's own request to {what} ({title}).")
             return _reject(options)
+        if kind == "execute" and len(tool_call.title or "") > MAX_COMMAND_CHARS:
+            # A command the person cannot see whole is never put to them.
+            self._notice(
+                f"Refused the agent's own request to run a command longer than "
+                f"{MAX_COMMAND_CHARS} characters: it could not be shown in full."
+            )
+            return _reject(options)
         choice = await self._ask(tool_call, options)
         if choice is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
@@ -266,12 +275,16 @@ class OwnTools:
             page = self._page()
         except Refusal:
             return None
+        details: dict[str, Any] = {"conversationId": c.id, "toolCallId": tool_call.tool_call_id}
+        if tool_call.kind == "execute" and tool_call.title:
+            # Agents title a command request with the command: the card shows it whole.
+            details["command"] = tool_call.title
         return await self.host.approvals.ask_permission(
             owner=c.owner,
             page=page,
             title=(tool_call.title or "A tool call")[:200],
             description=f"{c.agent.label} asks for permission",
-            details={"conversationId": c.id, "toolCallId": tool_call.tool_call_id},
+            details=details,
             options=[
                 {"optionId": o.option_id, "name": o.name[:80], "kind": o.kind} for o in options
             ],

@@ -119,7 +119,9 @@ export class ApprovalModel implements IDisposable {
       toolName: request.toolName,
       options: request.options,
       operation: ApprovalTexts.operation(request),
-      command: shell ? (request.details.command ?? '') : '',
+      // A shell card's command, or the command an agent's own permission
+      // request names: shown whole, never cut like a title.
+      command: shell || request.kind === 'permission' ? (request.details.command ?? '') : '',
       target: shell
         ? ApprovalTexts.folder(request.details.folder ?? '')
         : ApprovalTexts.target(this._notebooks, path, request.details.cellId),
@@ -217,7 +219,8 @@ export namespace ApprovalModel {
     readonly options: readonly IPermissionOption[];
     /** What the tool would do. */
     readonly operation: string;
-    /** The exact command line of a `shell` request; "" for other kinds. */
+    /** The exact command line of a `shell` request or of an agent's own
+     * request to run a command; "" otherwise. */
     readonly command: string;
     /**
      * E.g. "Cell 4 of 12 in analysis.ipynb", or "in data" for the folder a
