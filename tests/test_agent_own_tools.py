@@ -557,6 +557,9 @@ async def test_under_the_sandbox_unrouted_reads_see_only_what_was_granted(
     assert reply_of(events) == "saw first line\nsecond line\n"
     events = await send(jp_fetch, conversation, f"peek {settings}")
     assert reply_of(events) == "unreadable FileNotFoundError"
+    # Notebooks are read through the notebook tools only: on disk they show empty.
+    events = await send(jp_fetch, conversation, f"peek {jp_root_dir / 'a.ipynb'}")
+    assert reply_of(events) in ("saw ", "unreadable PermissionError")
     events = await send(jp_fetch, conversation, f"touch {files['notes']}")
     assert files["notes"].read_text() == "first line\nsecond line\n"
 

@@ -52,3 +52,29 @@ def test_an_agent_installed_in_node_modules_is_shown_whole(
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     assert str(tmp_path / "node_modules") in runtime_folders(["agent"])
     assert os.path.realpath(sys.prefix) in runtime_folders(["agent"])
+
+
+def test_with_the_root_shown_every_notebook_in_it_is_an_empty_file(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.ipynb").write_text("{}")
+    (tmp_path / "sub" / "B.IPYNB").write_text("{}")
+    (tmp_path / "notes.txt").write_text("x")
+    sandbox = Sandbox(AUTO, "bwrap", str(tmp_path))
+    text = " ".join(sandbox.command(["agent"], "/nonexistent-home", ()))
+    for notebook in (tmp_path / "a.ipynb", tmp_path / "sub" / "B.IPYNB"):
+        assert f"--ro-bind /dev/null {notebook}" in text
+    assert "notes.txt" not in text
+    # Hidden whole, nothing to list one by one.
+    text = " ".join(sandbox.command(["agent"], "/nonexistent-home", (), hide_root=True))
+    assert "/dev/null" not in text
+
+
+def test_too_many_notebooks_hide_the_whole_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("jupyter_copilot.agents.sandbox.MAX_HIDDEN_NOTEBOOKS", 3)
+    for i in range(5):
+        (tmp_path / f"n{i}.ipynb").write_text("{}")
+    sandbox = Sandbox(AUTO, "bwrap", str(tmp_path))
+    text = " ".join(sandbox.command(["agent"], "/nonexistent-home", ()))
+    assert f"--tmpfs {tmp_path}" in text and "/dev/null" not in text

@@ -109,7 +109,9 @@ class AgentProcess:
             )
         if self._sandbox is not None:
             try:
-                command = self._sandbox.command(
+                # It may look through the folder for notebooks: not on the event loop.
+                command = await asyncio.to_thread(
+                    self._sandbox.command,
                     command,
                     env.get("HOME") or os.path.expanduser("~"),
                     self.spec.state_dirs,

@@ -8,7 +8,9 @@ review that the person keeps (docs/security.md, "The sandbox").
 
 Some agents read files with their own tools, never asking. When a conversation has not
 granted ``files``, the root is replaced by an empty read-only folder, so such a read finds
-nothing. Folders of agent settings inside the root (a notebook folder's ``.gemini`` or
+nothing; when it has, every notebook in it is replaced by an empty file, since notebooks
+are read through the notebook tools only (a notebook created after the agent started is
+not hidden). Folders of agent settings inside the root (a notebook folder's ``.gemini`` or
 ``.claude``, which can name commands to run) are hidden the same way.
 
 ``CopilotApp.agent_sandbox``: ``auto`` uses it when it works here, ``required`` starts no
@@ -30,6 +32,11 @@ AUTO = "auto"
 REQUIRED = "required"
 OFF = "off"
 SANDBOX_MODES = (AUTO, REQUIRED, OFF)
+
+#: Notebooks hidden one by one when the root is shown; with more, the root is hidden whole.
+MAX_HIDDEN_NOTEBOOKS = 2000
+#: Folder entries looked at to find them; a larger tree hides the root whole.
+MAX_SCANNED_ENTRIES = 50_000
 
 #: Folders of agent settings that a notebook folder may hold and that can name commands to
 #: run (hooks, MCP servers, tool discovery): hidden from agents under the sandbox.
@@ -60,6 +67,21 @@ def runtime_folders(command: list[str]) -> list[str]:
     return [os.path.realpath(f) for f in folders]
 
 
+def notebooks_in(root: str) -> list[str] | None:
+    """Every notebook under ``root`` (symlinks not followed), or ``None`` when there are too
+    many, or too large a tree to look through."""
+    found: list[str] = []
+    scanned = 0
+    for folder, folders, files in os.walk(root):
+        scanned += len(folders) + len(files)
+        if scanned > MAX_SCANNED_ENTRIES:
+            return None
+        found.extend(os.path.join(folder, f) for f in files if f.lower().endswith(".ipynb"))
+        if len(found) > MAX_HIDDEN_NOTEBOOKS:
+            return None
+    return found
+
+
 def wrap(
     bwrap: str,
     command: Iterable[str],
@@ -68,11 +90,13 @@ def wrap(
     hide_root: bool = False,
     hidden: Iterable[str] = (),
     shown: Iterable[str] = (),
+    notebooks: Iterable[str] = (),
 ) -> list[str]:
     """``command`` run by bubblewrap with ``root`` read-only (or empty) and ``writable`` back.
 
-    ``hidden`` folders inside the root are replaced by empty read-only ones; with
-    ``hide_root``, the ``shown`` folders inside it are bound back read-only.
+    ``hidden`` folders inside the root are replaced by empty read-only ones, and every one
+    of ``notebooks`` by an empty file; with ``hide_root``, the ``shown`` folders inside it
+    are bound back read-only.
     """
     argv = [bwrap, "--bind", "/", "/"]
     if hide_root:
@@ -83,6 +107,9 @@ def wrap(
         argv += ["--ro-bind", root, root]
         for folder in hidden:
             argv += ["--tmpfs", folder, "--remount-ro", folder]
+        # Notebooks are read through the notebook tools only, never from disk.
+        for notebook in notebooks:
+            argv += ["--ro-bind", "/dev/null", notebook]
     for folder in writable:
         argv += ["--bind", folder, folder]
     if hide_root:
@@ -186,7 +213,15 @@ class Sandbox:
         shown = sorted(
             {f for f in runtime_folders(argv) if inside(f, self.root) and f != self.root}
         )
-        return wrap(self.bwrap, argv, self.root, writable, hide_root, hidden, shown)
+        notebooks: list[str] = []
+        if not hide_root:
+            listed = notebooks_in(self.root)
+            if listed is None:
+                # Too many to hide one by one: the whole folder is hidden instead.
+                hide_root = True
+            else:
+                notebooks = listed
+        return wrap(self.bwrap, argv, self.root, writable, hide_root, hidden, shown, notebooks)
 
 
 class SandboxRequired(Exception):
