@@ -238,6 +238,14 @@ def test_bad_messages_name_the_field_never_the_value(body: dict[str, Any]) -> No
     assert "xxxx" not in e.value.message
 
 
+def test_an_agent_id_of_the_wrong_type_is_bad_input_not_a_crash() -> None:
+    # Found by tests/test_fuzz.py: a list was looked up in a set (500 instead of 400).
+    for bad in ([], {}, 3, [["a"]]):
+        with pytest.raises(Refusal) as e:
+            bodies.settings({"agentId": bad}, ["a"])
+        assert e.value.code == "invalid-input"
+
+
 def test_decisions_are_allow_deny_or_an_option() -> None:
     assert bodies.decision({"decision": "allow"}) == bodies.Decision(allow=True)
     assert bodies.decision({"optionId": "o"}) == bodies.Decision(option_id="o")

@@ -71,7 +71,7 @@ def settings(body: dict[str, Any], agent_ids: Iterable[str]) -> Settings:
     """The body of ``POST conversations`` or ``PATCH conversations/<id>``."""
     _only(body, ("agentId", "chatOnly", "contextRefs", "mode"))
     agent_id = body.get("agentId")
-    if agent_id is not None and agent_id not in set(agent_ids):
+    if agent_id is not None and (not isinstance(agent_id, str) or agent_id not in set(agent_ids)):
         raise _invalid("'agentId' is not one of the agents on offer (GET copilot/api/agents).")
     chat_only = body.get("chatOnly")
     if chat_only is not None and not isinstance(chat_only, bool):
