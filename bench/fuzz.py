@@ -33,7 +33,7 @@ def run(total: int) -> int:
     tally = fuzzing.Tally()
     hangs = 0
     batches = 0
-    per_kind = max(1, total // 3)
+    per_kind = max(1, -(-total // 3))  # rounded up: at least ``total`` in all
     budget = settings(
         max_examples=per_kind,
         deadline=None,
