@@ -29,7 +29,7 @@ class Caller:
     """What the server's authorizer lets the caller do, asked only when needed.
 
     REST callers use the defaults: the person's own page calls, and the review is the
-    person's decision. MCP callers carry their approval mode (CONTRACT.md section 8):
+    person's decision. MCP callers carry their approval mode (docs/protocol.md section 8):
     ``plan`` refuses edits, and with ``approve`` set every edit waits for it to return
     (it raises :class:`Refusal` to end the call) before anything reaches the page.
     """

@@ -1,6 +1,6 @@
 """Approval cards: a person allows or denies a tool call before it proposes anything.
 
-In ``interactive`` mode (CONTRACT.md section 8) an edit call waits here: the card goes to
+In ``interactive`` mode (docs/protocol.md section 8) an edit call waits here: the card goes to
 the JupyterLab page that holds the notebook, and only the call's owner may decide. Deny,
 dismissal (the page closes), a timeout and a server stop all end the call with ``denied``.
 Nothing is remembered after the decision: every call asks again.

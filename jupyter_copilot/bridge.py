@@ -1,4 +1,4 @@
-"""The page bridge, protocol v1 (CONTRACT.md section 9), without tornado.
+"""The page bridge, protocol v1 (docs/protocol.md section 9), without tornado.
 
 A :class:`PageSession` is the server's side of one JupyterLab page. It parses what the page
 sends, keeps the page's latest semantic state, and sends requests with deadlines. The

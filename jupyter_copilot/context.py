@@ -1,7 +1,7 @@
 """Context entries for ``jupyter_copilot.notebook.get-context``: hashing and the byte budget.
 
 Everything here is pure: the page reports its raw live state, and these functions turn it
-into the entries of CONTRACT.md section 4.1. Source is attached whole or not at all; an entry
+into the entries of docs/protocol.md section 4.1. Source is attached whole or not at all; an entry
 over the budget says so explicitly and never carries a cut-down source.
 """
 

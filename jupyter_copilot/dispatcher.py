@@ -1,6 +1,6 @@
 """The dispatcher: which connected page answers a call.
 
-Resolution happens on every call (CONTRACT.md section 4): an explicit ``pageId``, else the
+Resolution happens on every call (docs/protocol.md section 4): an explicit ``pageId``, else the
 page that most recently reported focus, else the only page, else the call fails closed.
 
 Every authenticated caller of a Jupyter server acts for the server's owner (the server's

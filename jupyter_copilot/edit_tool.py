@@ -1,6 +1,6 @@
 """``notebook_edit_cell``: invoke, abort, and the server's half of Keep and Undo.
 
-:class:`EditTool` runs CONTRACT.md section 5 in order. The server checks what it can know
+:class:`EditTool` runs docs/protocol.md section 5 in order. The server checks what it can know
 (input, switches, page, artifact, session, permission, budget, and with real-time
 collaboration the live shared document) before anything reaches the page; the page checks
 its live model again and opens the review. Keep is judged here (section 6) and applied by
@@ -152,7 +152,7 @@ class EditTool:
     async def _server_checks(
         self, call: EditCall, caller: Caller, body: ActionBody, settings: dict[str, Any]
     ) -> tuple[PageSession, str, str | None]:
-        """Steps 1 to 7 of CONTRACT.md section 5 that the server can decide on its own."""
+        """Steps 1 to 7 of docs/protocol.md section 5 that the server can decide on its own."""
         data = body.data
         # 1. Switches, then the caller's mode.
         if self.host.tools_engaged():

@@ -1,7 +1,7 @@
 """The edit tool's pure parts: input checks, the live-document checks and call memory.
 
 Nothing here does I/O. :class:`EditCalls` remembers every ``edit-cell.invoke`` by callId
-(CONTRACT.md section 4.2) so that a repeat returns the first result, an abort finds its call
+(docs/protocol.md section 4.2) so that a repeat returns the first result, an abort finds its call
 and a Keep can be judged; the runner in ``actions.py`` does the talking.
 """
 
@@ -23,7 +23,7 @@ from .refusals import Refusal
 #: How long a finished call is remembered; the contract asks for at least 10 minutes.
 CALL_MEMORY_SECONDS = 15 * 60
 
-#: Review decisions a page may report (CONTRACT.md section 6).
+#: Review decisions a page may report (docs/protocol.md section 6).
 DECISIONS = frozenset({"keep", "undo", "conflict", "withdrawn", "superseded"})
 
 

@@ -99,7 +99,7 @@ class ActionHandler(CopilotAPIHandler):
             # Never refused by the switches: stopping must always be possible.
             return await self.copilot.edit_tool.abort(parse_body(self.request.body))
         if action == INVOKE:
-            # The tool checks the input before the switches (CONTRACT.md section 5).
+            # The tool checks the input before the switches (docs/protocol.md section 5).
             body = parse_body(self.request.body)
             return await self.copilot.edit_tool.invoke(Caller(may_write=self._may_write), body)
         if not self.copilot.enabled:

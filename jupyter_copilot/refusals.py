@@ -1,7 +1,7 @@
 """Refusal codes of the public contract and the HTTP status each one maps to.
 
 Every way an action can end without a result is a :class:`Refusal` carrying one of the codes
-of CONTRACT.md section 7. Handlers turn it into ``{"error": {"code", "message"}}`` with the
+of docs/protocol.md section 7. Handlers turn it into ``{"error": {"code", "message"}}`` with the
 status below; nothing else in the package invents codes.
 """
 

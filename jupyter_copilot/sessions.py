@@ -1,6 +1,6 @@
 """Tool registrations: one ``notebook_edit_cell`` per active kernel session on a notebook.
 
-The session manager is the authority (CONTRACT.md section 2). :class:`Registrations` keeps
+The session manager is the authority (docs/protocol.md section 2). :class:`Registrations` keeps
 the table; :func:`hook_session_manager` and :func:`hook_kernel_manager` keep it current
 from the server's own calls (session created, updated, deleted; kernel removed, which
 covers shutdown, culling and death), and :meth:`Registrations.renamed` follows the contents

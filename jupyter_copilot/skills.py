@@ -44,7 +44,7 @@ MAX_SKILL_BYTES = 64 * 1024
 MAX_DESCRIPTION_CHARS = 200
 #: What a skill id (and so its folder name) may look like.
 ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
-#: The context references a skill may say it needs (CONTRACT.md section 8).
+#: The context references a skill may say it needs (docs/protocol.md section 8).
 CONTEXT_REFS = frozenset({"selected_cell", "active_notebook", "cell_outputs"})
 #: The MCP tools that only read.
 READ_TOOLS = frozenset(

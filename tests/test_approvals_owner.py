@@ -1,4 +1,4 @@
-"""Only the owner of a call may decide on its approval card (CONTRACT.md section 8).
+"""Only the owner of a call may decide on its approval card (docs/protocol.md section 8).
 
 The server knows three people by token; its authorizer lets alice and bob use Copilot and
 not carol. Alice's MCP client proposes an edit: bob (authorized, not the owner) and carol

@@ -172,7 +172,7 @@ async def test_a_repeated_call_id_with_different_data_is_invalid_input(
     s.page.close()
 
 
-# -- one test per server-side refusal code, in the order of CONTRACT.md section 5 --------
+# -- one test per server-side refusal code, in the order of docs/protocol.md section 5 --------
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Who calls a tool, and what that caller may read (CONTRACT.md section 8).
+"""Who calls a tool, and what that caller may read (docs/protocol.md section 8).
 
 A caller is built afresh for every HTTP request from the server's own records (the
 configuration for outside clients, the conversation for side-panel agents); nothing a client
