@@ -83,22 +83,7 @@ def run(total: int) -> int:
         @budget
         @given(tool=st.sampled_from(fuzzing.MCP_TOOLS), arguments=fuzzing.json_values)
         def mcp(tool: str, arguments: Any) -> None:
-            call = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {"name": tool, "arguments": arguments},
-            }
-            code, _, _ = server.request(
-                "POST",
-                "/copilot/mcp",
-                json.dumps(call),
-                {
-                    "Accept": "application/json, text/event-stream",
-                    "Content-Type": "application/json",
-                    "Mcp-Session-Id": session,
-                },
-            )
+            code, _, _ = fuzzing.mcp_tool_call(server, session, tool, arguments)
             tally.count(code, f"{tool} {json.dumps(arguments)[:200]}")
 
         answered = True

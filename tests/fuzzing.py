@@ -276,35 +276,43 @@ def rest_targets(conversation_id: str) -> list[tuple[str, str]]:
     ]
 
 
+def mcp_post(
+    server: FuzzServer, message: dict[str, Any], session: str | None = None
+) -> tuple[int, bytes, dict[str, str]]:
+    """One JSON-RPC message to ``copilot/mcp``, in an MCP session when ``session`` is given."""
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    if session is not None:
+        headers["Mcp-Session-Id"] = session
+    return server.request("POST", "/copilot/mcp", json.dumps(message), headers)
+
+
+def mcp_tool_call(
+    server: FuzzServer, session: str, tool: str, arguments: Any
+) -> tuple[int, bytes, dict[str, str]]:
+    """``tools/call`` of ``tool`` with ``arguments``, whatever they are."""
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
+    return mcp_post(server, call, session)
+
+
 def mcp_session(server: FuzzServer) -> str:
     """Open an MCP session on ``copilot/mcp``; its id."""
-    status, _, headers = server.request(
-        "POST",
-        "/copilot/mcp",
-        json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "fuzz", "version": "0"},
-                },
-            }
-        ),
-        {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"},
-    )
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "fuzz", "version": "0"},
+        },
+    }
+    status, _, headers = mcp_post(server, initialize)
     assert status == 200, status
     session = {k.lower(): v for k, v in headers.items()}["mcp-session-id"]
-    server.request(
-        "POST",
-        "/copilot/mcp",
-        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        {
-            "Accept": "application/json, text/event-stream",
-            "Content-Type": "application/json",
-            "Mcp-Session-Id": session,
-        },
-    )
+    mcp_post(server, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
     return session

@@ -88,22 +88,7 @@ def mcp(server: fuzzing.FuzzServer) -> str:
 def test_mcp_tool_arguments_never_get_a_server_error(
     server: fuzzing.FuzzServer, mcp: str, tool: str, arguments: Any
 ) -> None:
-    call = {
-        "jsonrpc": "2.0",
-        "id": 7,
-        "method": "tools/call",
-        "params": {"name": tool, "arguments": arguments},
-    }
-    status, data, _ = server.request(
-        "POST",
-        "/copilot/mcp",
-        json.dumps(call),
-        {
-            "Accept": "application/json, text/event-stream",
-            "Content-Type": "application/json",
-            "Mcp-Session-Id": mcp,
-        },
-    )
+    status, data, _ = fuzzing.mcp_tool_call(server, mcp, tool, arguments)
     assert status < 500, (status, tool, arguments)
     if status == 200:
         events = [line[5:] for line in data.decode().splitlines() if line.startswith("data:")]
