@@ -69,9 +69,24 @@ class Chat:
         await self.page.locator(".jp-Copilot-ModeSelect").select_option(mode)
 
     async def send(self, text: str) -> None:
+        """Write and press Enter once Send is enabled, as a person does; then wait
+        until the message shows or a notice says why it was refused."""
         box = self.page.locator(".jp-Copilot-Composer textarea")
         await box.fill(text)
+        await wait_for(self.page.locator(".jp-Copilot-Send").is_enabled, "Send to be enabled")
+        before = await self.messages("user").count()
         await box.press("Enter")
+
+        async def shown() -> bool:
+            if await self.messages("user").count() > before:
+                return True
+            return bool(await self.notice())
+
+        await wait_for(shown, "the message to show, or a notice")
+
+    async def notice(self) -> str:
+        """The composer's notice; "" when none."""
+        return str(await self.page.locator(".jp-Copilot-ComposerNotice").text_content() or "").strip()
 
     async def idle(self) -> None:
         await wait_for(lambda: self._is("idle"), "the reply to end", timeout=60)

@@ -35,8 +35,6 @@ export class Popover implements IDisposable {
     this.node.append(element('div', 'jp-Copilot-PopoverTitle', options.title));
     this.button.setAttribute('aria-controls', this.node.id);
     this.button.addEventListener('click', this._onClick);
-    this.node.addEventListener('keydown', this._onKeydown);
-    this.button.addEventListener('keydown', this._onKeydown);
   }
 
   /** The button that opens and closes the popover. */
@@ -80,6 +78,9 @@ export class Popover implements IDisposable {
     this.node.hidden = false;
     this.button.setAttribute('aria-expanded', 'true');
     document.addEventListener('mousedown', this._onOutside, true);
+    // On the window, before the app's shortcuts: Escape closes the popover
+    // wherever the focus went (a control re-rendered under it drops it).
+    window.addEventListener('keydown', this._onKeydown, true);
     this.node.querySelector<HTMLElement>('input:not(:disabled), button:not(:disabled)')?.focus();
   }
 
@@ -95,6 +96,7 @@ export class Popover implements IDisposable {
     this.node.hidden = true;
     this.button.setAttribute('aria-expanded', 'false');
     document.removeEventListener('mousedown', this._onOutside, true);
+    window.removeEventListener('keydown', this._onKeydown, true);
     if (refocus) {
       this.button.focus();
     }
@@ -110,8 +112,6 @@ export class Popover implements IDisposable {
     this._isDisposed = true;
     this.close();
     this.button.removeEventListener('click', this._onClick);
-    this.button.removeEventListener('keydown', this._onKeydown);
-    this.node.removeEventListener('keydown', this._onKeydown);
   }
 
   private _onClick = (): void => {
