@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from jupyter_copilot.agents.conversation import Turn
 from jupyter_copilot.agents.sandbox import OFF, Sandbox
 from tests.conversations import agent_log, api, create, reply_of, scripted_agents, send
 from tests.pages import ScriptedPage, next_of, notebook_state
@@ -159,6 +160,35 @@ async def test_a_reply_over_its_byte_cap_is_stopped_with_a_clear_message(
     assert reply_of(events) == "again"
 
 
+def rss_bytes() -> int:
+    """This process's resident memory: the server under test runs in it."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+async def test_a_line_over_the_cap_stops_the_agent_and_costs_at_most_the_cap(
+    jp_fetch: Any, copilot: Any, log: Path
+) -> None:
+    copilot.agent_line_max_bytes = 1024 * 1024
+    conversation = await create(jp_fetch, chatOnly=True)
+    await send(jp_fetch, conversation, "Reply with the word warm")
+    before = rss_bytes()
+    started = time.monotonic()
+    # 200 MiB without a newline: before the cap the server held all of it.
+    events = await send(jp_fetch, conversation, "long-line 200")
+    end = events[-1]
+    assert end["stopReason"] == "error"
+    assert "longer than 1048576 bytes; it was stopped" in end["error"]
+    assert time.monotonic() - started < 15
+    assert rss_bytes() - before < 64 * 1024 * 1024
+    assert processes_running(*scripted_agents(log)["agents"]["scripted"]["command"]) == []
+    # The next message starts the agent again.
+    events = await send(jp_fetch, conversation, "Reply with the word again")
+    assert reply_of(events) == "again"
+
+
 async def test_a_turn_over_its_event_cap_is_stopped(jp_fetch: Any, copilot: Any, log: Path) -> None:
     copilot.agent_turn_max_events = 100
     conversation = await create(jp_fetch, chatOnly=True)
@@ -209,3 +239,51 @@ async def test_pending_cards_are_capped_and_end_with_their_turn(
     )
     assert body["error"]["code"] == "aborted"
     page.close()
+
+
+async def test_an_archived_conversation_keeps_its_transcript_but_not_its_stream(
+    jp_fetch: Any, copilot: Any, log: Path
+) -> None:
+    conversation = await create(jp_fetch, chatOnly=True)
+    events = await send(jp_fetch, conversation, "stream 300")
+    _, before = await api(jp_fetch, "conversations", conversation)
+    held = next(c for c in copilot.conversations._by_id.values() if c.id == conversation)
+    assert len(held.turns[0].events) == len(events) > 300
+    status, _ = await api(jp_fetch, "conversations", conversation, "archive", method="POST")
+    assert status == 200
+    _, after = await api(jp_fetch, "conversations", conversation)
+    assert after["turns"] == before["turns"]
+    assert len(held.turns[0].events) == 2 and len(held.turns[0].reply) == 1
+
+
+async def test_archiving_past_the_cap_forgets_the_oldest_archived(
+    jp_fetch: Any, copilot: Any, log: Path
+) -> None:
+    copilot.agent_max_archived_conversations = 2
+    ids = []
+    for word in ("one", "two", "three"):
+        conversation = await create(jp_fetch, chatOnly=True)
+        await send(jp_fetch, conversation, f"Reply with the word {word}")
+        await api(jp_fetch, "conversations", conversation, "archive", method="POST")
+        ids.append(conversation)
+    status, body = await api(jp_fetch, "conversations", ids[0])
+    assert (status, body["error"]["code"]) == (404, "unknown-conversation")
+    _, listed = await api(jp_fetch, "conversations")
+    assert [c["id"] for c in listed["conversations"]] == [ids[2], ids[1]]
+
+
+async def test_a_turn_is_compacted_only_after_its_last_reader_finished() -> None:
+    turn = Turn("hi", None)
+    for word in ("a", "b", "c"):
+        turn.emit({"type": "text", "text": word})
+    turn.end("end_turn")
+    reader = turn.stream()
+    assert (await reader.__anext__())["text"] == "a"
+    turn.release()
+    assert len(turn.events) == 4
+    assert [e.get("text") async for e in reader] == ["b", "c", None]
+    assert turn.events == [
+        {"type": "text", "text": "abc"},
+        {"type": "end", "stopReason": "end_turn", "error": None},
+    ]
+    assert [e["type"] async for e in turn.stream()] == ["text", "end"]

@@ -86,7 +86,8 @@ class Chat:
 
     async def notice(self) -> str:
         """The composer's notice; "" when none."""
-        return str(await self.page.locator(".jp-Copilot-ComposerNotice").text_content() or "").strip()
+        text = await self.page.locator(".jp-Copilot-ComposerNotice").text_content()
+        return (text or "").strip()
 
     async def idle(self) -> None:
         await wait_for(lambda: self._is("idle"), "the reply to end", timeout=60)
@@ -283,6 +284,29 @@ async def test_a_hostile_reply_can_neither_run_commands_nor_load_anything(
             assert await lab.page.locator(".jp-Notebook").count() == 0
     finally:
         server.shutdown()
+
+
+async def test_a_long_reply_renders_block_by_block_and_ends_whole(lab_server, log: Path) -> None:
+    async with lab_page(lab_server) as lab:
+        chat = Chat(lab)
+        await chat.root.wait_for(state="visible")
+        await chat.choose_agent("scripted", chat_only=True)
+        await chat.send("paragraphs 40")
+        await chat.idle()
+        reply = lab.page.locator(".jp-Copilot-Reply").last
+        paragraphs = [" ".join(t.split()) for t in await reply.locator("p").all_inner_texts()]
+        assert paragraphs == [f"Paragraph {i} ends." for i in range(40)]
+        # The fenced block kept its blank line: it was never cut.
+        assert await reply.locator("pre").count() == 1
+        assert await reply.locator("pre").inner_text() == "a = 1\n\nb = 2"
+        # Settled blocks were rendered once each, apart from the open tail.
+        assert await reply.locator(".jp-RenderedMarkdown").count() > 3
+        # Spaced as one reply: the same distance between paragraphs, across blocks too.
+        tops = await reply.locator("p").evaluate_all(
+            "ps => ps.map(p => p.getBoundingClientRect().top)"
+        )
+        gaps = [b - a for a, b in zip(tops[4:], tops[5:], strict=False)]
+        assert max(gaps) - min(gaps) < 1, gaps
 
 
 async def _file_is(path: Path, text: str) -> bool:

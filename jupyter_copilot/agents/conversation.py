@@ -49,6 +49,9 @@ class TurnLimits:
     events: int = 10_000
     #: Seconds the agent may take for one message.
     turn_seconds: float = 1800.0
+    #: Bytes of one line the agent writes on stdout (one ACP message); past it the agent
+    #: is stopped. A whole notebook cell or file in one message needs more than 64 KiB.
+    line_bytes: int = 16 * 1024 * 1024
 
 
 class Turn:
@@ -78,6 +81,9 @@ class Turn:
         self.limit_hit = asyncio.Event()
         self.limit_message = ""
         self._wake = asyncio.Event()
+        #: Streams reading this turn now; it is compacted only once none is.
+        self._readers = 0
+        self._release_when_read = False
 
     @property
     def ended(self) -> bool:
@@ -142,15 +148,42 @@ class Turn:
     async def stream(self) -> AsyncIterator[dict[str, Any]]:
         """Every event from the start, then the new ones, up to and including ``end``."""
         index = 0
-        while True:
-            wake = self._wake
-            while index < len(self.events):
-                event = self.events[index]
-                index += 1
-                yield event
-                if event["type"] == "end":
-                    return
-            await wake.wait()
+        self._readers += 1
+        try:
+            while True:
+                wake = self._wake
+                while index < len(self.events):
+                    event = self.events[index]
+                    index += 1
+                    yield event
+                    if event["type"] == "end":
+                        return
+                await wake.wait()
+        finally:
+            self._readers -= 1
+            if self._readers == 0 and self._release_when_read:
+                self._compact()
+
+    def release(self) -> None:
+        """Keep only what the transcript shows: the reply in one piece, each tool call's
+        last state, the notices and the end; no stream events. For an ended turn of an
+        archived conversation; done once its last reader has finished."""
+        if not self.ended:
+            return
+        if self._readers:
+            self._release_when_read = True
+        else:
+            self._compact()
+
+    def _compact(self) -> None:
+        self._release_when_read = False
+        reply = "".join(self.reply)
+        self.reply = [reply] if reply else []
+        events: list[dict[str, Any]] = [{"type": "text", "text": reply}] if reply else []
+        events += [{"type": "tool", **call} for call in self.tool_calls.values()]
+        events += [{"type": "notice", "text": text} for text in self.notices]
+        events.append({"type": "end", "stopReason": self.stop_reason, "error": self.error})
+        self.events = events
 
     def to_json(self) -> dict[str, Any]:
         """The turn as ``GET conversations/<id>`` shows it."""
@@ -189,6 +222,8 @@ class Conversation:
     #: The bearer token that lets this conversation's agent call our MCP endpoint.
     token: str = field(default_factory=lambda: "jcc-" + secrets.token_urlsafe(32), repr=False)
     archived: bool = False
+    #: When it was archived (``time.monotonic()``): the oldest archived are forgotten first.
+    archived_at: float = 0.0
     title: str | None = None
     #: Whether the agent was offered our MCP endpoint; fixed at the first message.
     tools_offered: bool | None = None

@@ -87,6 +87,8 @@ class ConversationsHost:
     our_tools: frozenset[str] = frozenset()
     #: The caps on one turn, as configured now.
     limits: Callable[[], TurnLimits] = TurnLimits
+    #: How many archived conversations each person keeps, as configured now.
+    max_archived: Callable[[], int] = lambda: 50
 
 
 class Conversations:
@@ -280,8 +282,21 @@ class Conversations:
         if conversation.archived:
             return
         conversation.archived = True
+        conversation.archived_at = time.monotonic()
         self._by_token.pop(_token_key(conversation.token), None)
         await self._end(conversation)
+        for turn in conversation.turns:
+            turn.release()
+        self._forget_oldest_archived(conversation.owner)
+
+    def _forget_oldest_archived(self, owner: str) -> None:
+        """Keep at most ``max_archived`` archived conversations of a person."""
+        archived = sorted(
+            (c for c in self._by_id.values() if c.owner == owner and c.archived),
+            key=lambda c: c.archived_at,
+        )
+        for old in archived[: max(0, len(archived) - self.host.max_archived())]:
+            del self._by_id[old.id]
 
     async def stop(self) -> None:
         """The server is stopping: end every turn and stop every agent, and wait."""
@@ -374,6 +389,13 @@ class Conversations:
         except AgentExited as e:
             if turn.cancel_requested:
                 turn.end(CANCELLED)
+            elif conversation.process is not None and conversation.process.line_overrun:
+                turn.end(
+                    ERROR,
+                    f"{conversation.agent.label} sent a message longer than "
+                    f"{conversation.process.line_max_bytes} bytes; it was stopped. Send a "
+                    "message to start it again; it will not remember this conversation.",
+                )
             else:
                 turn.end(
                     ERROR,
@@ -450,6 +472,7 @@ class Conversations:
             self.host.cwd,
             self.host.log,
             sandbox=self.host.sandbox,
+            line_max_bytes=self.host.limits().line_bytes,
             # Agents that read files themselves find an empty folder without the grant.
             hide_root=conversation.chat_only or FILES not in conversation.context_refs,
         )

@@ -25,13 +25,13 @@ from acp.schema import Implementation, InitializeResponse
 
 from .._version import __version__
 from .catalog import AgentSpec, resolve_env
+from .conversation import TurnLimits
 from .policy import client_capabilities
 from .sandbox import Sandbox, SandboxRequired
 
 T = TypeVar("T")
 
-#: Agents that write long JSON lines (a whole notebook cell, say) need more than 64 KiB.
-_STREAM_LIMIT = 16 * 1024 * 1024
+_READ_CHUNK = 64 * 1024
 _STDERR_TAIL_BYTES = 4000
 #: How long to wait for the exit after SIGKILL, and again after closing the pipes.
 _KILL_WAIT_SECONDS = 2.0
@@ -61,6 +61,7 @@ class AgentProcess:
         grace_seconds: float = 3.0,
         sandbox: Sandbox | None = None,
         hide_root: bool = False,
+        line_max_bytes: int = TurnLimits.line_bytes,
     ) -> None:
         self.spec = spec
         self._client = client
@@ -69,6 +70,10 @@ class AgentProcess:
         self._hide_root = hide_root
         self.log = log
         self.grace_seconds = grace_seconds
+        self.line_max_bytes = line_max_bytes
+        #: Set when the agent was stopped for writing a line over ``line_max_bytes``.
+        self.line_overrun = False
+        self._pump: asyncio.Future[None] | None = None
         self.proc: asyncio.subprocess.Process | None = None
         self.conn: ClientSideConnection | None = None
         self.init: InitializeResponse | None = None
@@ -137,7 +142,6 @@ class AgentProcess:
                 env=env,
                 cwd=cwd,
                 start_new_session=True,
-                limit=_STREAM_LIMIT,
             )
         except FileNotFoundError as e:
             self._remove_private_cwd()
@@ -152,7 +156,10 @@ class AgentProcess:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._exit = asyncio.ensure_future(self.proc.wait())
         self._exit.add_done_callback(self._on_exit)
-        self.conn = ClientSideConnection(self._client, self.proc.stdin, self.proc.stdout)
+        # ACP reads whole lines however long: it reads complete lines from us instead.
+        lines = asyncio.StreamReader(limit=self.line_max_bytes + 1)
+        self._pump = asyncio.ensure_future(self._pump_lines(self.proc.stdout, lines))
+        self.conn = ClientSideConnection(self._client, self.proc.stdin, lines)
         try:
             self.init = await self.call(
                 self.conn.initialize(
@@ -195,6 +202,44 @@ class AgentProcess:
             raise AgentExited(self._exit.result())
         raise asyncio.TimeoutError
 
+    async def _pump_lines(self, stdout: asyncio.StreamReader, lines: asyncio.StreamReader) -> None:
+        """Pass the agent's complete lines on; stop the agent at a line over the cap.
+
+        At most one line is held here, so a line without end costs at most the cap.
+        """
+        line = bytearray()  # the line being written, not yet ended
+        try:
+            while chunk := await stdout.read(_READ_CHUNK):
+                complete = bytearray()
+                start = 0
+                while (end := chunk.find(b"\n", start)) >= 0:
+                    if len(line) + end - start > self.line_max_bytes:
+                        break
+                    complete += line
+                    complete += chunk[start : end + 1]
+                    line.clear()
+                    start = end + 1
+                else:
+                    line += chunk[start:]
+                if complete:
+                    lines.feed_data(bytes(complete))
+                if end >= 0 or len(line) > self.line_max_bytes:
+                    self._line_overrun()
+                    return
+        except Exception:  # noqa: BLE001 - a broken pipe ends the stream like EOF
+            pass
+        finally:
+            lines.feed_eof()
+
+    def _line_overrun(self) -> None:
+        self.line_overrun = True
+        self.log.warning(
+            "Copilot agent '%s' wrote a line longer than %d bytes; it is stopped",
+            self.spec.id,
+            self.line_max_bytes,
+        )
+        asyncio.ensure_future(self.stop())
+
     async def stop(self) -> None:
         """End the process group and wait for the process, for a bounded time.
 
@@ -230,6 +275,8 @@ class AgentProcess:
                             transport.close()
                     await self._exited_within(_KILL_WAIT_SECONDS)
         finally:
+            if self._pump is not None:
+                self._pump.cancel()
             self._stderr.close()
             self._remove_private_cwd()
 

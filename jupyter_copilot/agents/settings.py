@@ -115,6 +115,22 @@ class AgentSettings(HasTraits):
         turn is stopped.""",
     )
 
+    agent_max_archived_conversations = Int(
+        50,
+        min=1,
+        config=True,
+        help="""Archived conversations kept per person (read only, in the panel's list);
+        archiving one more forgets the oldest. Kept in memory only, until the server stops.""",
+    )
+
+    agent_line_max_bytes = Int(
+        TurnLimits.line_bytes,
+        min=64 * 1024,
+        config=True,
+        help="""Longest line (one Agent Client Protocol message) an agent may write on its
+        output, in bytes; past it the agent is stopped and its turn ends with an error.""",
+    )
+
     agent_max_pending_cards = Int(
         20,
         min=1,
@@ -186,10 +202,12 @@ class AgentSettings(HasTraits):
             shell_timeout=lambda: self.agent_shell_timeout_seconds,
             sandbox=self.sandbox,
             our_tools=frozenset(d["name"] for d in app.mcp_tools.definitions),
+            max_archived=lambda: self.agent_max_archived_conversations,
             limits=lambda: TurnLimits(
                 reply_bytes=self.agent_reply_max_bytes,
                 events=self.agent_turn_max_events,
                 turn_seconds=self.agent_turn_timeout_seconds,
+                line_bytes=self.agent_line_max_bytes,
             ),
         )
         return Conversations(host, catalog)

@@ -112,6 +112,16 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
             for i in range(int(rest)):
                 await say(f"chunk-{i} ")
                 await asyncio.sleep(0.05)
+        elif word == "paragraphs":
+            # Markdown in small pieces: paragraphs, and a fenced block with a blank line.
+            for i in range(int(rest)):
+                if i == 3:
+                    for piece in ("```python\n", "a = 1\n", "\n", "b = 2\n", "```\n\n"):
+                        await say(piece)
+                await say(f"Paragraph {i} ")
+                await say("ends.\n")
+                await say("\n")
+                await asyncio.sleep(0.02)
         elif word == "slow":
             await say("thinking")
             with contextlib.suppress(asyncio.TimeoutError):
@@ -119,6 +129,16 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
             return PromptResponse(stop_reason="cancelled")
         elif word == "stubborn":
             await say("not stopping")
+            await asyncio.sleep(60)
+        elif word == "long-line":
+            # Bytes on stdout that never end a line, past any sane message size.
+            await say("writing")
+            chunk = b"x" * (1024 * 1024)
+            os.set_blocking(1, True)  # ACP made stdout non-blocking; wait for the reader
+            for _ in range(int(rest)):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(1, view) :]
             await asyncio.sleep(60)
         elif word == "crash":
             await say("about to crash")

@@ -5,14 +5,19 @@ import { IRenderMimeRegistry, MimeModel } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Panel, Widget } from '@lumino/widgets';
 
+import { settledEnd } from './blocks';
 import { ReplySanitizer } from './sanitizer';
 
 /**
  * The agent's reply, rendered as Markdown with JupyterLab's renderer (as
  * untrusted content, through {@link ReplySanitizer}: no command links, no
  * remote resources, no forms) or, without a rendermime registry, as plain
- * text. While the reply streams it is rendered again at most every
- * {@link ReplyView.THROTTLE_MS}.
+ * text.
+ *
+ * A long reply costs little while it streams: the blocks no later text can
+ * change ({@link settledEnd}) are rendered once each, and only the open tail
+ * again, at most every {@link ReplyView.THROTTLE_MS} and never more than a
+ * fifth of the time.
  */
 export class ReplyView extends Panel {
   /**
@@ -22,8 +27,9 @@ export class ReplyView extends Panel {
     super();
     this.addClass('jp-Copilot-Reply');
     if (rendermime) {
-      this._renderer = ReplySanitizer.registry(rendermime).createRenderer('text/markdown');
-      this.addWidget(this._renderer);
+      this._registry = ReplySanitizer.registry(rendermime);
+      this._tail = this._registry.createRenderer('text/markdown');
+      this.addWidget(this._tail);
     } else {
       const plain = new Widget();
       plain.addClass('jp-Copilot-ReplyText');
@@ -33,7 +39,7 @@ export class ReplyView extends Panel {
   }
 
   /**
-   * How often a streaming reply is rendered again, in milliseconds.
+   * How often a streaming reply is rendered again at most, in milliseconds.
    */
   static readonly THROTTLE_MS = 100;
 
@@ -51,7 +57,7 @@ export class ReplyView extends Panel {
     this.setHidden(text === '');
     window.clearTimeout(this._timer);
     this._timer = 0;
-    const wait = streaming ? this._last + ReplyView.THROTTLE_MS - Date.now() : 0;
+    const wait = streaming ? this._last + this._interval - Date.now() : 0;
     if (wait > 0) {
       this._timer = window.setTimeout(() => this._render(), wait);
     } else {
@@ -70,31 +76,68 @@ export class ReplyView extends Panel {
   private _render(): void {
     this._timer = 0;
     this._last = Date.now();
+    const text = this._wanted;
     if (this._plain) {
-      this._plain.textContent = this._wanted;
+      this._renderPlain(text);
       return;
     }
     if (this._rendering) {
       // One render at a time; the newest text follows when it ends.
       return;
     }
-    const text = this._wanted;
+    if (!text.startsWith(this._shown)) {
+      // Not the same reply grown: start over.
+      for (const block of [...this.widgets]) {
+        if (block !== this._tail) {
+          block.dispose();
+        }
+      }
+      this._shown = '';
+    }
+    const end = settledEnd(text, this._shown.length);
+    if (end > this._shown.length) {
+      const block = this._registry!.createRenderer('text/markdown');
+      this.insertWidget(this.widgets.length - 1, block);
+      void block.renderModel(Private.model(text.slice(this._shown.length, end)));
+      this._shown = text.slice(0, end);
+    }
     this._rendering = true;
-    const model = new MimeModel({ data: { 'text/markdown': text }, trusted: false });
-    this._renderer!.renderModel(model)
+    const started = Date.now();
+    this._tail!.renderModel(Private.model(text.slice(end)))
       .catch(() => undefined)
       .then(() => {
         this._rendering = false;
+        this._interval = Math.max(ReplyView.THROTTLE_MS, 4 * (Date.now() - started));
         if (text !== this._wanted && !this._timer && !this.isDisposed) {
           this._render();
         }
       });
   }
 
-  private _renderer: IRenderMime.IRenderer | null = null;
+  private _renderPlain(text: string): void {
+    const node = this._plain!;
+    if (this._shown && text.startsWith(this._shown)) {
+      node.append(text.slice(this._shown.length));
+    } else {
+      node.textContent = text;
+    }
+    this._shown = text;
+  }
+
+  private _registry: IRenderMimeRegistry | null = null;
+  private _tail: IRenderMime.IRenderer | null = null;
   private _plain: HTMLElement | null = null;
+  /** What the settled blocks (or the plain text) show. */
+  private _shown = '';
   private _wanted = '';
   private _last = 0;
+  private _interval = ReplyView.THROTTLE_MS;
   private _timer = 0;
   private _rendering = false;
+}
+
+namespace Private {
+  export function model(markdown: string): MimeModel {
+    return new MimeModel({ data: { 'text/markdown': markdown }, trusted: false });
+  }
 }
