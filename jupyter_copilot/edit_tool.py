@@ -130,6 +130,7 @@ class EditTool:
             page, path, expected_type = await self._server_checks(call, caller, body, settings)
         call.check_ms += (time.perf_counter() - resumed) * 1000.0
         call.page = page
+        call.artifact_id = data["artifactId"]
         await self._open_review(call, page, path, expected_type, data, settings)
         call.review_open = True
         call.opened_at = time.monotonic()
@@ -274,6 +275,9 @@ class EditTool:
             code = "kill-switch"
         elif not self.host.enabled():
             code = "feature-disabled"
+        elif call.artifact_id is None or not self.registrations.for_artifact(call.artifact_id):
+            # The kernel session that the tool was registered for has ended.
+            code = "no-active-session"
         verdict: dict[str, Any] = {"type": "keep-verdict", "callId": call_id, "ok": code is None}
         if code is not None:
             verdict["code"] = code

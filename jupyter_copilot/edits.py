@@ -160,8 +160,9 @@ class EditCall:
     )
     #: Set when an abort arrives; wakes an invoke that is still waiting for its page.
     abort_requested: asyncio.Event = field(default_factory=asyncio.Event)
-    #: The page session the review was sent to.
+    #: The page session the review was sent to, and the notebook's artifactId.
     page: Any = None
+    artifact_id: str | None = None
     review_open: bool = False
     opened_at: float | None = None
     decision: str | None = None

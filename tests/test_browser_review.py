@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from jupyter_copilot.bridge import PageSession
 from jupyter_copilot.context import source_hash
 from jupyter_copilot.killswitch import config_directories
 from tests.conftest import make_notebook
@@ -266,6 +267,93 @@ async def test_closing_the_page_mid_call_is_timeout_at_once_and_changes_nothing(
         status, body = await asyncio.wait_for(call, 10)
         assert (status, body["error"]["code"]) == (504, "timeout")
         assert time.monotonic() - started < 1.0
+    assert path.read_text() == before
+
+
+class HeldBridge:
+    """Holds back chosen server-to-page bridge messages, as a slow network would.
+
+    The page's socket lives in a worker, out of reach of the browser's routing, so the
+    messages are held where the server sends them.
+    """
+
+    def __init__(self, monkeypatch: Any) -> None:
+        #: Server requests for these actions, and verdicts for Keep, do not reach the page.
+        self.hold_requests: set[str] = set()
+        self.hold_verdicts = False
+        self.held: list[dict[str, Any]] = []
+        send = PageSession.send
+
+        def held_send(session: PageSession, message: dict[str, Any]) -> None:
+            if (message.get("type") == "request" and message["action"] in self.hold_requests) or (
+                message.get("type") == "keep-verdict" and self.hold_verdicts
+            ):
+                self.held.append(message)
+                return
+            send(session, message)
+
+        monkeypatch.setattr(PageSession, "send", held_send)
+
+    async def holds(self, kind: str) -> bool:
+        return any(m["type"] == kind for m in self.held)
+
+
+async def _reloaded(lab: Lab, jp_fetch: Any) -> None:
+    """Reload the page and wait for the notebook and its cells again."""
+    await lab.page.reload()
+    await lab.page.wait_for_selector("#jupyter-copilot-panel", state="attached", timeout=60000)
+    await lab.page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=60000)
+
+
+async def test_reloading_mid_invoke_ends_the_call_at_once_and_shows_nothing(
+    lab_server, jp_fetch, jp_root_dir, copilot, monkeypatch
+) -> None:
+    path = make_notebook(jp_root_dir, "a.ipynb", CELLS)
+    before = path.read_text()
+    async with lab_page(lab_server, "a.ipynb") as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        bridge = HeldBridge(monkeypatch)
+        bridge.hold_requests.add(INVOKE)
+        call = asyncio.ensure_future(propose(jp_fetch, proposal(cell), "reload-invoke"))
+        await wait_for(lambda: bridge.holds("request"), "the invoke request")
+        started = time.monotonic()
+        await _reloaded(lab, jp_fetch)
+        status, body = await asyncio.wait_for(call, 10)
+        assert (status, body["error"]["code"]) == (504, "timeout")
+        assert time.monotonic() - started < 8  # the page went away: not the page timeout
+        await wait_for(lambda: _source_is(lab, cell["cellId"], OLD), "the reloaded notebook")
+        assert await lab.page.locator(".jp-Copilot-Review").count() == 0
+    assert copilot.edit_tool.calls.open_reviews() == []
+    assert path.read_text() == before
+
+
+async def test_reloading_mid_keep_applies_nothing_and_the_review_is_withdrawn(
+    lab_server, jp_fetch, jp_root_dir, copilot, monkeypatch
+) -> None:
+    path = make_notebook(jp_root_dir, "a.ipynb", CELLS)
+    before = path.read_text()
+    async with lab_page(lab_server, "a.ipynb") as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        assert (await propose(jp_fetch, proposal(cell), "reload-keep"))[0] == 200
+        review = review_of(lab, "reload-keep")
+        await review.wait_for(state="visible")
+        bridge = HeldBridge(monkeypatch)
+        bridge.hold_verdicts = True
+        await review.locator(".jp-Copilot-ReviewKeep").click()
+        # The server said yes; the page has not heard it when it reloads.
+        await wait_for(lambda: bridge.holds("keep-verdict"), "the verdict")
+        assert bridge.held[0]["ok"] is True
+        message = await review.locator(".jp-Copilot-ReviewMessage").inner_text()
+        assert "Checking" in message
+        assert await model_source(lab, cell["cellId"]) == OLD
+        await _reloaded(lab, jp_fetch)
+        await wait_for(lambda: _source_is(lab, cell["cellId"], OLD), "the reloaded notebook")
+        assert await lab.page.locator(".jp-Copilot-Review").count() == 0
+        # The server let the review go with its page: its Keep is refused from now on.
+        assert copilot.edit_tool.calls.open_reviews() == []
+        assert copilot.edit_tool.calls.get("reload-keep").decision == "withdrawn"
     assert path.read_text() == before
 
 

@@ -168,6 +168,8 @@ export function verdictMessage(code: string | undefined): string {
       return 'Copilot is turned off on this server; this proposal can no longer be kept.';
     case 'aborted':
       return 'This proposal was withdrawn.';
+    case 'no-active-session':
+      return "The notebook's kernel session ended; this proposal can no longer be kept.";
     case 'timeout':
       return 'The Copilot server did not confirm in time; nothing was applied.';
     default:
