@@ -28,6 +28,7 @@ from .edits import (
     EditCalls,
     check_live_cell,
     check_new_source,
+    edit_result,
     simple_object_check,
 )
 from .refusals import Refusal
@@ -86,10 +87,11 @@ class EditTool:
         if problem is not None:
             self.telemetry.edit_refused(call_ref=None, code="invalid-input", latency_ms=0.0)
             raise Refusal("invalid-input", f"The tool input is not valid: {problem}.")
-        call, new = self.calls.start(body.call_id or uuid.uuid4().hex, body.data)
-        if not new:
+        call_id = body.call_id or uuid.uuid4().hex
+        call = self.calls.start(call_id, body.data)
+        if call is None:
             # The first call's result, waiting for it if it is still running.
-            return await asyncio.shield(call.outcome)
+            return await self.calls.first_outcome(call_id)
         # The server's own check time leaves out the events it emits.
         call.check_ms = (time.perf_counter() - started) * 1000.0
         self.telemetry.edit_invoked(
@@ -99,15 +101,12 @@ class EditTool:
         try:
             result = await self._run(call, caller, body, started)
         except Refusal as refusal:
-            call.outcome.set_exception(refusal)
-            call.outcome.exception()  # retrieved: repeats re-raise it, nobody else waits
-            self.calls.finish(call)
+            self.calls.finish(call, refusal)
             self.telemetry.edit_refused(
                 call_ref=call.ref, code=refusal.code, latency_ms=_ms_since(started)
             )
             raise
-        call.outcome.set_result(result)
-        self.calls.finish(call)
+        self.calls.finish(call, result)
         return result
 
     def _input_problem(self, data: dict[str, Any]) -> str | None:
@@ -141,14 +140,7 @@ class EditTool:
             check_ms=call.check_ms,
             new_source_bytes=len(data["newSource"].encode("utf-8")),
         )
-        return {
-            "success": True,
-            "artifactId": data["artifactId"],
-            "cellId": data["cellId"],
-            "operation": "whole-cell-diff",
-            "diffReviewOpened": True,
-            "sourceHashAfter": source_hash(data["newSource"]),
-        }
+        return edit_result(data["artifactId"], data["cellId"], source_hash(data["newSource"]))
 
     async def _server_checks(
         self, call: EditCall, caller: Caller, body: ActionBody, settings: dict[str, Any]
@@ -244,6 +236,7 @@ class EditTool:
             return {"aborted": False}
         call.aborted = True
         call.abort_requested.set()
+        self.calls.settle(call)
         was_open = call.review_open
         withdrawn = False
         page = call.page
@@ -289,6 +282,7 @@ class EditTool:
         if call is None or call.page is not page or call.decided or decision not in DECISIONS:
             return
         call.decision = decision
+        self.calls.settle(call)
         self.telemetry.edit_decision(call_ref=call.ref, decision=decision, open_ms=_open_ms(call))
 
     def page_closed(self, page: PageSession) -> None:

@@ -11,17 +11,18 @@ import asyncio
 import hashlib
 import json
 import re
+import sys
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .context import source_hash
 from .refusals import Refusal
 
-#: How long a finished call is remembered; the contract asks for at least 10 minutes.
-CALL_MEMORY_SECONDS = 15 * 60
+#: How long a call that is over is remembered (docs/protocol.md section 4.2: at least 10 minutes).
+CALL_MEMORY_SECONDS = 11 * 60
 
 #: Review decisions a page may report (docs/protocol.md section 6).
 DECISIONS = frozenset({"keep", "undo", "conflict", "withdrawn", "superseded"})
@@ -140,10 +141,22 @@ class ServedCells:
         return self._types.get((artifact_id, cell_id, source_hash))
 
 
-def input_fingerprint(data: dict[str, Any]) -> str:
+def input_fingerprint(data: dict[str, Any]) -> bytes:
     """A digest of a call's input, to tell a repeat from a different call with the same id."""
     text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def edit_result(artifact_id: str, cell_id: str, source_hash_after: str | None) -> dict[str, Any]:
+    """The success result of ``edit-cell.invoke`` (docs/protocol.md section 4.2)."""
+    return {
+        "success": True,
+        "artifactId": artifact_id,
+        "cellId": cell_id,
+        "operation": "whole-cell-diff",
+        "diffReviewOpened": True,
+        "sourceHashAfter": source_hash_after,
+    }
 
 
 @dataclass
@@ -151,7 +164,7 @@ class EditCall:
     """One ``edit-cell.invoke`` call, from its arrival to the person's decision."""
 
     call_id: str
-    fingerprint: str
+    fingerprint: bytes
     #: Opaque id for events; the client's callId never leaves this object.
     ref: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     started: float = field(default_factory=time.monotonic)
@@ -177,57 +190,115 @@ class EditCall:
         return self.decision is not None or self.aborted
 
 
+class Settled(NamedTuple):
+    """What is kept of a call that is over: enough to answer a repeat, nothing more.
+
+    Strings, bytes and a float: no traceback, request or source is kept.
+    """
+
+    fingerprint: bytes
+    settled_at: float
+    #: The refusal code, or None for a review that was opened.
+    code: str | None
+    #: The refusal message, or the artifactId.
+    first: str
+    #: The cellId and the hash after the edit, for a review that was opened.
+    cell_id: str
+    source_hash_after: str | None
+
+    def outcome(self) -> dict[str, Any]:
+        """The first call's result, or its refusal raised again."""
+        if self.code is not None:
+            raise Refusal(self.code, self.first)
+        return edit_result(self.first, self.cell_id, self.source_hash_after)
+
+
 class EditCalls:
-    """Every edit call of the last :data:`CALL_MEMORY_SECONDS`, by callId."""
+    """Every edit call by callId: live ones whole, those that are over as :class:`Settled`
+    for :data:`CALL_MEMORY_SECONDS`.
+
+    A call is live while its invoke runs and while its review is open and undecided; only
+    live calls can be aborted, kept or decided, so :meth:`get` finds only them.
+    """
 
     def __init__(self, memory_seconds: float = CALL_MEMORY_SECONDS) -> None:
         self._memory = memory_seconds
-        self._calls: dict[str, EditCall] = {}
-        self._pruned_at = time.monotonic()
+        self._live: dict[str, EditCall] = {}
+        #: In the order they settled, so the oldest are forgotten from the front.
+        self._settled: dict[str, Settled] = {}
 
     def get(self, call_id: str) -> EditCall | None:
-        """The call with this id, if remembered."""
-        return self._calls.get(call_id)
+        """The live call with this id, if any."""
+        return self._live.get(call_id)
 
-    def start(self, call_id: str, data: dict[str, Any]) -> tuple[EditCall, bool]:
-        """The call for ``call_id``: ``(call, True)`` when new, ``(first, False)`` on a repeat.
-
-        A repeat with different data is ``invalid-input``.
-        """
+    def start(self, call_id: str, data: dict[str, Any]) -> EditCall | None:
+        """A new live call for ``call_id``; None on a repeat, whose outcome is
+        :meth:`first_outcome`. A repeat with different data is ``invalid-input``."""
         self._forget_old()
         fingerprint = input_fingerprint(data)
-        first = self._calls.get(call_id)
-        if first is not None:
-            if first.fingerprint != fingerprint:
+        seen = self._live.get(call_id) or self._settled.get(call_id)
+        if seen is not None:
+            if seen.fingerprint != fingerprint:
                 raise Refusal(
                     "invalid-input",
                     "This callId was already used for a different call; use a new callId.",
                 )
-            return first, False
+            return None
         call = EditCall(call_id=call_id, fingerprint=fingerprint)
-        self._calls[call_id] = call
-        return call, True
+        self._live[call_id] = call
+        return call
 
-    def finish(self, call: EditCall) -> None:
-        """Mark the call's invoke as answered (the review may still be open)."""
+    async def first_outcome(self, call_id: str) -> dict[str, Any]:
+        """The result of the first call with this id, waiting for it if it still runs."""
+        live = self._live.get(call_id)
+        if live is not None:
+            return await asyncio.shield(live.outcome)
+        return self._settled[call_id].outcome()
+
+    def finish(self, call: EditCall, outcome: dict[str, Any] | Refusal) -> None:
+        """The call's invoke answered ``outcome`` (its review may still be open)."""
+        if isinstance(outcome, Refusal):
+            # A fresh refusal: the raised one holds the request in its traceback.
+            call.outcome.set_exception(Refusal(outcome.code, outcome.message))
+            call.outcome.exception()  # retrieved: repeats re-raise it, nobody else waits
+        else:
+            call.outcome.set_result(outcome)
         call.finished_at = time.monotonic()
+        self.settle(call)
+
+    def settle(self, call: EditCall) -> None:
+        """Keep only a :class:`Settled` record once the call is over: answered, and its
+        review (if one opened) decided. Calling it early or twice does nothing."""
+        over = call.finished_at is not None and (not call.review_open or call.decided)
+        if not over or self._live.get(call.call_id) is not call:
+            return
+        del self._live[call.call_id]
+        error = call.outcome.exception()
+        if isinstance(error, Refusal):
+            record = Settled(call.fingerprint, time.monotonic(), error.code, error.message, "", "")
+        else:
+            result = call.outcome.result()
+            record = Settled(
+                call.fingerprint,
+                time.monotonic(),
+                None,
+                sys.intern(result["artifactId"]),
+                sys.intern(result["cellId"]),
+                result["sourceHashAfter"],
+            )
+        self._settled[call.call_id] = record
 
     def open_reviews(self) -> list[EditCall]:
         """Calls whose review is open and undecided."""
-        return [c for c in self._calls.values() if c.review_open and not c.decided]
+        return [c for c in self._live.values() if c.review_open and not c.decided]
 
     def __len__(self) -> int:
-        return len(self._calls)
+        return len(self._live) + len(self._settled)
 
     def _forget_old(self) -> None:
-        # A sweep costs a pass over every call; once a minute keeps the memory bounded
-        # without charging each call for it.
-        now = time.monotonic()
-        if now - self._pruned_at < 60.0:
-            return
-        self._pruned_at = now
-        cutoff = now - self._memory
-        for call_id, call in list(self._calls.items()):
-            still_open = call.review_open and not call.decided
-            if call.finished_at is not None and call.finished_at < cutoff and not still_open:
-                del self._calls[call_id]
+        cutoff = time.monotonic() - self._memory
+        while self._settled:
+            oldest = next(iter(self._settled))
+            if self._settled[oldest].settled_at >= cutoff:
+                return
+            del self._settled[oldest]

@@ -235,6 +235,9 @@ class BridgeHandler(WebSocketMixin, websocket.WebSocketHandler, JupyterHandler):
     def open(self, *args: Any, **kwargs: Any) -> None:
         """Start the page's session; it registers with the dispatcher on ``hello``."""
         super().open(*args, **kwargs)
+        # Small messages both ways: without it a request after a message the page does not
+        # answer (a verdict, say) waits for the page's delayed acknowledgement.
+        self.set_nodelay(True)
         self.session = self.copilot.new_page_session(self._write)
 
     def on_message(self, message: str | bytes) -> None:

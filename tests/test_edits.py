@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from jupyter_copilot import edits
@@ -43,25 +45,52 @@ async def test_calls_are_remembered_then_forgotten(monkeypatch: pytest.MonkeyPat
     now = [1000.0]
     monkeypatch.setattr(edits.time, "monotonic", lambda: now[0])
     calls = EditCalls(memory_seconds=600)
-    first, new = calls.start("a", {"x": 1})
-    assert new
-    assert calls.start("a", {"x": 1}) == (first, False)
+    first = calls.start("a", {"x": 1})
+    assert first is not None
+    # A repeat while the first runs waits for its outcome; different data is refused.
+    assert calls.start("a", {"x": 1}) is None
+    repeat = asyncio.ensure_future(calls.first_outcome("a"))
     with pytest.raises(Refusal) as refused:
         calls.start("a", {"x": 2})
     assert refused.value.code == "invalid-input"
-    calls.finish(first)
-    open_call, _ = calls.start("b", {"x": 1})
-    calls.finish(open_call)
+    result = edits.edit_result("art", "c1", "sha256:" + "0" * 64)
+    calls.finish(first, result)
+    assert await repeat == result
+    # Over (no review left open): only a record is kept, which answers repeats.
+    assert calls.get("a") is None
+    assert await calls.first_outcome("a") == result
+    refused_call = calls.start("r", {"x": 1})
+    assert refused_call is not None
+    calls.finish(refused_call, Refusal("stale-source", "The cell changed."))
+    with pytest.raises(Refusal) as again:
+        await calls.first_outcome("r")
+    assert (again.value.code, again.value.message) == ("stale-source", "The cell changed.")
+    # What is kept refers to no object (no traceback, request or source): strings only.
+    assert calls.get("r") is None and len(calls) == 2
+    for record in calls._settled.values():
+        assert all(isinstance(x, str | bytes | float | None) for x in record)
+    # An open review keeps its call live until it is decided.
+    open_call = calls.start("b", {"x": 1})
+    assert open_call is not None
     open_call.review_open = True
+    calls.finish(open_call, result)
+    assert calls.get("b") is open_call and calls.open_reviews() == [open_call]
     now[0] += 599
     calls.start("c", {})
-    assert calls.get("a") is first
+    assert calls.start("a", {"x": 1}) is None
     now[0] += 120
     calls.start("d", {})
-    # Finished more than 10 minutes ago: gone. An undecided open review stays.
-    assert calls.get("a") is None
+    # Over more than 10 minutes ago: forgotten, so the id is new again. The undecided open
+    # review stays.
+    assert calls.start("a", {"x": 2}) is not None
     assert calls.get("b") is open_call
-    first.outcome.cancel()
+    open_call.decision = "keep"
+    calls.settle(open_call)
+    assert calls.get("b") is None and calls.open_reviews() == []
+    for call_id in ("a", "c", "d"):
+        live = calls.get(call_id)
+        assert live is not None
+        live.outcome.cancel()
 
 
 def test_the_fast_input_check_agrees_with_jsonschema() -> None:
