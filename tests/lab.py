@@ -224,6 +224,16 @@ class Lab:
         """The pill element, once shown."""
         return await self.page.wait_for_selector(".jp-Copilot-Pill", state="visible")
 
+    async def pill_of(self, index: int) -> Any:
+        """The pill once it shows the current notebook's cell ``index``: right after a click
+        it may still show the cell that was selected before."""
+        cell_id = await self.page.evaluate(
+            "i => window.jupyterapp.shell.currentWidget.content.model.cells.get(i).id", index
+        )
+        return await self.page.wait_for_selector(
+            f".jp-Copilot-Pill[data-cell-id='{cell_id}']", state="visible"
+        )
+
     async def screenshot(self, name: str) -> Path:
         """Save a screenshot under docs/images and return its path."""
         IMAGES.mkdir(parents=True, exist_ok=True)
