@@ -1,55 +1,42 @@
-"""Refusal codes of the public contract and the HTTP status each one maps to.
+"""Refusal codes of the public contract, the HTTP status and default text of each.
 
 Every way an action can end without a result is a :class:`Refusal` carrying one of the codes
-of docs/protocol.md section 7. Handlers turn it into ``{"error": {"code", "message"}}`` with the
-status below; nothing else in the package invents codes.
+of docs/protocol.md section 7. The codes, statuses and default texts come from
+``schemas/vocabulary.json``, the one source both Python and TypeScript read; nothing else in
+the package invents codes. Handlers turn a refusal into ``{"error": {"code", "message"}}``.
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+_VOCABULARY = json.loads(
+    (Path(__file__).parent / "schemas" / "vocabulary.json").read_text(encoding="utf-8")
+)
+
 HTTP_STATUS: dict[str, int] = {
-    "invalid-input": 400,
-    "over-budget": 400,
-    "read-only": 403,
-    "cell-locked": 403,
-    "denied": 403,
-    "blocked": 403,
-    "outside-root": 403,
-    "not-permitted": 403,
-    "unknown-action": 404,
-    "no-active-page": 404,
-    "cell-not-found": 404,
-    "unknown-skill": 404,
-    "unknown-conversation": 404,
-    "ambiguous-active-notebook": 409,
-    "not-authoring-view": 409,
-    "artifact-mismatch": 409,
-    "no-active-session": 409,
-    "cell-type-mismatch": 409,
-    "stale-source": 409,
-    "diff-unavailable": 409,
-    "plan-mode": 409,
-    "aborted": 409,
-    "notebook-file": 409,
-    "conversation-busy": 409,
-    "kill-switch": 503,
-    "feature-disabled": 503,
-    "timeout": 504,
+    code: entry["status"] for code, entry in _VOCABULARY["refusalCodes"].items()
+}
+DEFAULT_TEXT: dict[str, str] = {
+    code: entry["text"] for code, entry in _VOCABULARY["refusalCodes"].items()
 }
 
 
 class Refusal(Exception):
     """An action ended with one of the contract's refusal codes.
 
-    ``message`` is written for a person and must never contain cell source, paths or tokens.
+    ``message`` is written for a person and must never contain cell source, paths or tokens;
+    without one, the code's default text is used.
     """
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str | None = None) -> None:
         if code not in HTTP_STATUS:
             raise ValueError(f"unknown refusal code {code!r}")
-        super().__init__(message)
+        text = DEFAULT_TEXT[code] if message is None else message
+        super().__init__(text)
         self.code = code
-        self.message = message
+        self.message = text
 
     @property
     def status(self) -> int:
