@@ -14,25 +14,29 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import jsontext
+from . import jsontext, vocabulary
 from .refusals import Refusal
 from .registry import first_error
 
-PROTOCOL = 1
+#: The bridge protocol version (docs/protocol.md section 9).
+PROTOCOL = vocabulary.PROTOCOL
 
-#: What the page may answer for a request; anything else is not the page's to say.
-PAGE_CODES = frozenset(
-    {
-        "unknown-action",
-        "not-authoring-view",
-        "artifact-mismatch",
-        "cell-not-found",
-        "cell-locked",
-        "cell-type-mismatch",
-        "stale-source",
-        "diff-unavailable",
-    }
-)
+#: What the page may answer for a request (vocabulary ``pageCodes``, docs/protocol.md
+#: section 9); any other code is not the page's to say and reaches the caller as
+#: ``page-error``.
+PAGE_CODES = vocabulary.PAGE_CODES
+
+
+def server_message_problem(message: Any) -> str | None:
+    """Why a message the server sends breaks the bridge-server-message schema, or None.
+
+    The server's messages are checked against the schema in tests (docs/protocol.md
+    section 9); the page's are checked on arrival by :meth:`PageSession.receive`.
+    """
+    kind = message.get("type") if isinstance(message, dict) else None
+    if kind not in vocabulary.SERVER_MESSAGE_TYPES:
+        return f"{kind!r} is not a server message type"
+    return first_error("bridge-server-message", message, kind)
 
 
 @dataclass
@@ -145,7 +149,7 @@ class PageSession:
             future.set_result(message["data"])
             return
         error = message["error"]
-        code = error["code"] if error["code"] in PAGE_CODES else "timeout"
+        code = error["code"] if error["code"] in PAGE_CODES else "page-error"
         future.set_exception(Refusal(code, error["message"][:500]))
 
     def _on_keep(self, message: dict[str, Any]) -> None:

@@ -20,12 +20,13 @@ from typing import Any, NamedTuple
 
 from .context import source_hash
 from .refusals import Refusal
+from .vocabulary import REVIEW_DECISIONS
 
 #: How long a call that is over is remembered (docs/protocol.md section 4.2: at least 10 minutes).
 CALL_MEMORY_SECONDS = 11 * 60
 
-#: Review decisions a page may report (docs/protocol.md section 6).
-DECISIONS = frozenset({"keep", "undo", "conflict", "withdrawn", "superseded"})
+#: Review decisions a page may report (docs/protocol.md section 6; vocabulary ``reviewDecisions``).
+DECISIONS = REVIEW_DECISIONS
 
 
 #: Keywords :func:`simple_object_check` understands; descriptions do not constrain.

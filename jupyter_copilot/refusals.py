@@ -8,18 +8,13 @@ the package invents codes. Handlers turn a refusal into ``{"error": {"code", "me
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-_VOCABULARY = json.loads(
-    (Path(__file__).parent / "schemas" / "vocabulary.json").read_text(encoding="utf-8")
-)
+from .vocabulary import VOCABULARY
 
 HTTP_STATUS: dict[str, int] = {
-    code: entry["status"] for code, entry in _VOCABULARY["refusalCodes"].items()
+    code: entry["status"] for code, entry in VOCABULARY["refusalCodes"].items()
 }
 DEFAULT_TEXT: dict[str, str] = {
-    code: entry["text"] for code, entry in _VOCABULARY["refusalCodes"].items()
+    code: entry["text"] for code, entry in VOCABULARY["refusalCodes"].items()
 }
 
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from jupyter_copilot import vocabulary
 from jupyter_copilot.refusals import Refusal
 
 if TYPE_CHECKING:
@@ -44,14 +45,13 @@ MAX_SKILL_BYTES = 64 * 1024
 MAX_DESCRIPTION_CHARS = 200
 #: What a skill id (and so its folder name) may look like.
 ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
-#: The context references a skill may say it needs (docs/protocol.md section 8).
-CONTEXT_REFS = frozenset({"selected_cell", "active_notebook", "cell_outputs"})
-#: The MCP tools that only read.
-READ_TOOLS = frozenset(
-    {"context_snapshot", "notebook_read_selected_cell", "notebook_read_cells", "skill_read"}
-)
+#: The context references a skill may say it needs: those that read the notebook
+#: (docs/protocol.md section 8; vocabulary ``contextRefs``).
+CONTEXT_REFS = frozenset(vocabulary.NOTEBOOK_REFS)
+#: The MCP tools that only read (vocabulary ``tools``).
+READ_TOOLS = vocabulary.READ_TOOLS
 #: The tools that change a notebook, which a read-only skill must not name.
-WRITE_TOOLS = frozenset({"notebook_edit_cell"})
+WRITE_TOOLS = vocabulary.WRITE_TOOLS
 #: The MCP tools a skill may name.
 TOOL_NAMES = READ_TOOLS | WRITE_TOOLS
 

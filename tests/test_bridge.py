@@ -152,6 +152,38 @@ async def test_a_page_refusal_code_reaches_the_caller(jp_ws_fetch, jp_fetch) -> 
     page.close()
 
 
+@pytest.mark.parametrize(
+    ("code", "status"), [("invalid-input", 400), ("page-error", 502), ("cell-locked", 403)]
+)
+async def test_every_page_code_reaches_the_caller_as_itself(
+    jp_ws_fetch, jp_fetch, code, status
+) -> None:
+    # The lab extension refuses malformed requests with invalid-input and answers page-error
+    # when an action fails inside the page (docs/protocol.md section 9); neither is a timeout.
+    page = await ScriptedPage.connect(jp_ws_fetch, "p-1")
+    page.respond = lambda request: {"ok": False, "error": {"code": code, "message": "page says"}}
+    with pytest.raises(HTTPClientError) as err:
+        await get_context(jp_fetch)
+    assert err.value.code == status
+    assert json.loads(err.value.response.body)["error"] == {"code": code, "message": "page says"}
+    page.close()
+
+
+async def test_a_code_outside_the_pages_vocabulary_is_a_page_error(jp_ws_fetch, jp_fetch) -> None:
+    page = await ScriptedPage.connect(jp_ws_fetch, "p-1")
+    # kill-switch is a refusal code, but not one a page may answer with.
+    for code in ("kill-switch", "made-up"):
+        page.respond = lambda request, code=code: {
+            "ok": False,
+            "error": {"code": code, "message": "no"},
+        }
+        with pytest.raises(HTTPClientError) as err:
+            await get_context(jp_fetch)
+        assert err.value.code == 502
+        assert json.loads(err.value.response.body)["error"]["code"] == "page-error"
+    page.close()
+
+
 async def test_an_unusable_page_answer_is_not_served(jp_ws_fetch, jp_fetch) -> None:
     page = await ScriptedPage.connect(jp_ws_fetch, "p-1")
     page.respond = lambda request: {"activeNotebook": {"path": 3}}

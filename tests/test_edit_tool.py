@@ -358,6 +358,18 @@ async def test_the_pages_own_refusal_reaches_the_caller(
     s.page.close()
 
 
+@pytest.mark.parametrize(("code", "status"), [("invalid-input", 400), ("page-error", 502)])
+async def test_the_pages_malformed_and_failed_answers_reach_the_caller(
+    jp_fetch, jp_ws_fetch, jp_root_dir, copilot, code, status
+) -> None:
+    # Before the page codes came from the vocabulary these two ended as `timeout`.
+    s = await scene(jp_fetch, jp_ws_fetch, jp_root_dir, copilot)
+    s.page.respond = lambda request: {"ok": False, "error": {"code": code, "message": "no"}}
+    answer = await invoke(jp_fetch, s.tool_input())
+    assert answer == (status, {"error": {"code": code, "message": "no"}})
+    s.page.close()
+
+
 class TestSmallInputBudget:
     @pytest.fixture
     def copilot_config(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from jupyter_server.auth.identity import IdentityProvider, PasswordIdentityProvider
 
+from .. import vocabulary
 from ..refusals import Refusal
 
 SELECTED_CELL = "selected_cell"
@@ -21,14 +22,15 @@ CELL_OUTPUTS = "cell_outputs"
 #: Reads of non-notebook files under the server's root, through an agent's own file tools.
 FILES = "files"
 #: The references that read the notebook, which outside MCP clients can be granted too.
-NOTEBOOK_REFS = (SELECTED_CELL, ACTIVE_NOTEBOOK, CELL_OUTPUTS)
-#: Every context reference, in the order they are documented.
-CONTEXT_REFS = (*NOTEBOOK_REFS, FILES)
+NOTEBOOK_REFS = vocabulary.NOTEBOOK_REFS
+#: Every context reference, in the order they are documented (vocabulary ``contextRefs``).
+CONTEXT_REFS = vocabulary.CONTEXT_REFS
 
 PLAN = "plan"
 INTERACTIVE = "interactive"
 AUTOPILOT = "autopilot"
-APPROVAL_MODES = (PLAN, INTERACTIVE, AUTOPILOT)
+#: The approval modes of docs/protocol.md section 8 (vocabulary ``approvalModes``).
+APPROVAL_MODES = vocabulary.APPROVAL_MODES
 
 #: The agent id of MCP clients that are not side-panel conversations.
 EXTERNAL_AGENT = "external"
