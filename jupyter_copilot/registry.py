@@ -18,6 +18,8 @@ from typing import Any
 import jsonschema
 from referencing import Registry, Resource
 
+from .vocabulary import vocabulary_schema
+
 PACKAGE_DIR = Path(__file__).parent
 SCHEMA_DIR = PACKAGE_DIR / "schemas"
 MANIFEST_DIR = PACKAGE_DIR / "manifests"
@@ -30,7 +32,9 @@ class RegistryError(Exception):
 @cache
 def schema_registry() -> Registry:
     """All JSON Schemas shipped in the package, addressable by their ``$id``."""
-    resources = []
+    # The vocabulary's lists as enums, referenced by the bridge schemas (docs/protocol.md).
+    vocabulary = vocabulary_schema()
+    resources = [(vocabulary["$id"], Resource.from_contents(vocabulary))]
     for path in sorted(SCHEMA_DIR.glob("*.schema.json")):
         schema = json.loads(path.read_text(encoding="utf-8"))
         resources.append((schema["$id"], Resource.from_contents(schema)))

@@ -10,6 +10,8 @@ from typing import Any
 
 from tornado.websocket import WebSocketClientConnection
 
+from jupyter_copilot.bridge import server_message_problem
+
 GET_CONTEXT = ("copilot", "api", "actions", "jupyter_copilot.notebook.get-context")
 
 Responder = Callable[[dict[str, Any]], "dict[str, Any] | None"]
@@ -68,7 +70,9 @@ def context_answer(
 class ScriptedPage:
     """One fake page. ``respond`` answers requests: return result data, or None to stay silent.
 
-    Messages that are not requests (welcome, errors) are queued in ``inbox``.
+    Messages that are not requests (welcome, errors) are queued in ``inbox``. Every message
+    the server sends is kept in ``received`` and checked against the bridge-server-message
+    schema: a message that breaks it fails the next ``next_message`` and ``close``.
     """
 
     def __init__(self, ws: WebSocketClientConnection, page_id: str) -> None:
@@ -77,6 +81,8 @@ class ScriptedPage:
         self.respond: Responder = lambda request: {"activeNotebook": None}
         self.requests: list[dict[str, Any]] = []
         self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.received: list[dict[str, Any]] = []
+        self.invalid: list[str] = []
         self._reader = asyncio.ensure_future(self._read())
 
     @classmethod
@@ -98,7 +104,13 @@ class ScriptedPage:
 
     async def next_message(self, timeout: float = 5.0) -> dict[str, Any]:
         """The next non-request message from the server."""
-        return await asyncio.wait_for(self.inbox.get(), timeout)
+        message = await asyncio.wait_for(self.inbox.get(), timeout)
+        self.check_schema()
+        return message
+
+    def check_schema(self) -> None:
+        """Fail if the server sent this page anything that breaks the bridge schema."""
+        assert not self.invalid, f"the server sent messages outside the schema: {self.invalid}"
 
     async def sync(self) -> None:
         """Wait until the server has handled everything sent so far.
@@ -127,6 +139,10 @@ class ScriptedPage:
             if text is None:
                 return
             message = json.loads(text)
+            self.received.append(message)
+            problem = server_message_problem(message)
+            if problem is not None:
+                self.invalid.append(f"{message.get('type')!r}: {problem}")
             if message.get("type") != "request":
                 self.inbox.put_nowait(message)
                 continue
@@ -152,6 +168,7 @@ class ScriptedPage:
         """Close the WebSocket like a page that goes away."""
         self.ws.close()
         self._reader.cancel()
+        self.check_schema()
 
 
 async def next_of(page: ScriptedPage, kind: str, timeout: float = 15) -> dict[str, Any]:
