@@ -18,9 +18,11 @@ import {
   parseApprovalRequest,
   parseFileReview,
   parseFileReviewEnded,
+  PageMessage,
   parseMessage,
   PROTOCOL
 } from './protocol';
+import type { WelcomeMessage } from './generated/bridge';
 import { IKeepVerdict as KeepVerdict, KeepWaiters, TIMED_OUT } from './keeps';
 import { IBridgeSocket, WorkerSocket } from './socketworker';
 
@@ -229,7 +231,7 @@ export class Bridge implements IDisposable {
    *
    * @returns Whether the message was handed to the socket.
    */
-  send(message: Record<string, unknown>): boolean {
+  send(message: PageMessage): boolean {
     if (!this._ws || this._ws.readyState !== WebSocket.OPEN) {
       return false;
     }
@@ -348,7 +350,7 @@ export class Bridge implements IDisposable {
     const requestId = msg.requestId;
     const action = typeof msg.action === 'string' ? msg.action : '';
     const handler = this._handlers.get(action);
-    let reply: Record<string, unknown>;
+    let reply: { ok: true; data: Record<string, unknown> } | ReturnType<typeof failure>;
     if (!handler) {
       reply = failure('unknown-action', 'This page does not handle that action.');
     } else {
@@ -362,7 +364,7 @@ export class Bridge implements IDisposable {
             : failure('page-error', 'The page could not complete the action.');
       }
     }
-    this.send({ type: 'result', requestId, ...reply });
+    this.send({ type: 'result', requestId: requestId as string, ...reply });
   }
 
   private _settings: ServerConnection.ISettings;
@@ -401,15 +403,9 @@ export namespace Bridge {
   }
 
   /**
-   * The server's `welcome` message.
+   * The server's `welcome` message (contract section 9).
    */
-  export interface IWelcome {
-    protocol: number;
-    pageId: string;
-    toolsEnabled: boolean;
-    budgetBytes: number;
-    toolInputBudgetBytes: number;
-  }
+  export type IWelcome = WelcomeMessage;
 
   /**
    * The server's answer to `keep`.

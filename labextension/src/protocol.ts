@@ -1,10 +1,30 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type {
+  ApprovalDetails,
+  ApprovalOption,
+  FileReview,
+  PageMessage,
+  ServerMessage
+} from './generated/bridge';
+import type {
+  ApprovalOutcome as ApprovalOutcomeName,
+  FileReviewDecision,
+  PageCode,
+  RefusalCode
+} from './generated/vocabulary';
+
 /**
  * The bridge protocol version of contract section 9.
+ *
+ * The names and message shapes of this module come from the protocol's one
+ * source, `jupyter_copilot/schemas` (docs/protocol.md): `src/generated/` is
+ * written from it by `scripts/generate-protocol.mjs` when the extension is
+ * built.
  */
-export const PROTOCOL = 1;
+export { PROTOCOL, REFUSAL_TEXT } from './generated/vocabulary';
+export type { PageCode, RefusalCode, PageMessage, ServerMessage };
 
 /**
  * An action failure with a contract code, reported to the server as
@@ -12,11 +32,12 @@ export const PROTOCOL = 1;
  */
 export class ActionError extends Error {
   /**
-   * @param code - A refusal code of contract section 7.
+   * @param code - One of the codes a page may answer with (`pageCodes`,
+   *   contract section 9); the server turns any other into `page-error`.
    * @param message - Plain words for a person.
    */
   constructor(
-    readonly code: string,
+    readonly code: PageCode,
     message: string
   ) {
     super(message);
@@ -41,42 +62,34 @@ export function parseMessage(raw: unknown): Record<string, unknown> | null {
 /**
  * The fields of an `ok: false` result.
  */
-export function failure(code: string, message: string): Record<string, unknown> {
+export function failure(
+  code: PageCode,
+  message: string
+): { ok: false; error: { code: PageCode; message: string } } {
   return { ok: false, error: { code, message } };
 }
 
 /**
- * How an approval request ended (`approval-ended.outcome`).
+ * How an approval request ended (`approval-ended.outcome`, vocabulary
+ * `approvalOutcomes`): `allowed`, `denied`, `timeout`, `dismissed`,
+ * `stopped` or `aborted`.
  */
-export type ApprovalOutcome = 'allowed' | 'denied' | 'timeout' | 'dismissed' | 'stopped';
+export type ApprovalOutcome = ApprovalOutcomeName;
 
 /**
  * What an approval request says of its proposal: metadata only, never source.
+ * `conversationId` and `toolCallId` name an agent's own permission request;
+ * `command` is the exact command line a `shell` request would run and
+ * `folder` the server-relative folder it runs in ("" for the server's root).
  */
-export interface IApprovalDetails {
-  artifactId?: string;
-  cellId?: string;
-  newSourceBytes?: number;
-  /** The conversation of an agent's own permission request. */
-  conversationId?: string;
-  /** The agent's tool call that asks, in a permission request. */
-  toolCallId?: string;
-  /** The exact command line a `shell` request would run. */
-  command?: string;
-  /** The server-relative folder a `shell` command runs in; "" for the server's root. */
-  folder?: string;
-}
+export type IApprovalDetails = ApprovalDetails;
 
 /**
  * One answer an agent offers to its own permission request
  * (`kind: "permission"`): ACP's `allow_once`, `allow_always`, `reject_once`
  * or `reject_always`.
  */
-export interface IPermissionOption {
-  optionId: string;
-  name: string;
-  kind: string;
-}
+export type IPermissionOption = ApprovalOption;
 
 /**
  * An approval request (contract section 8). `kind` is `edit` for a
@@ -172,26 +185,19 @@ export function parseApprovalEnded(msg: Record<string, unknown>): IApprovalEnded
 
 /**
  * A proposal to write a file that is not a notebook (`file-review`).
- * Nothing is written until the person keeps it.
+ * Nothing is written until the person keeps it. `path` is the
+ * server-relative API path (e.g. `data/notes.txt`), `original` the file's
+ * current text (`null` when the file does not exist yet), `proposed` the
+ * agent's text and `agentLabel` the agent's name ("" when not said).
  */
-export interface IFileReview {
-  reviewId: string;
-  /** The server-relative API path, e.g. `data/notes.txt`. */
-  path: string;
-  /** The file's current text; `null` when the file does not exist yet. */
-  original: string | null;
-  /** The text the agent proposes. */
-  proposed: string;
-  /** The agent's name, for the person; "" when not said. */
-  agentLabel: string;
-}
+export type IFileReview = FileReview;
 
 /**
- * How a file review ended (`file-review-ended.decision`): kept, undone, the
- * file changed since the proposal (`conflict`), or the conversation ended
- * (`withdrawn`).
+ * How a file review ended (`file-review-ended.decision`, vocabulary
+ * `fileReviewDecisions`): kept, undone, the file changed since the proposal
+ * (`conflict`), or the conversation ended (`withdrawn`).
  */
-export type FileReviewOutcome = 'keep' | 'undo' | 'conflict' | 'withdrawn';
+export type FileReviewOutcome = FileReviewDecision;
 
 /**
  * The server's `file-review-ended` message.

@@ -156,7 +156,11 @@ export class PageStateTracker implements IDisposable {
     const fingerprint = sourceHash(stableStringify(state));
     if (fingerprint === this._lastFingerprint) {
       this._stats.deduplicated++;
-    } else if (this._bridge.send({ type: 'state', fingerprint, state, coalesced })) {
+    } else if (
+      // A state holding a lone surrogate has no hash (null): the server
+      // refuses that message as malformed (contract section 9).
+      this._bridge.send({ type: 'state', fingerprint: fingerprint as string, state, coalesced })
+    ) {
       this._lastFingerprint = fingerprint;
       this._stats.sent++;
       this._stateSent.emit(state);

@@ -10,19 +10,14 @@
  * compiled file directly in tests.
  */
 
+import type { PageCode as AnyPageCode } from '../generated/vocabulary';
 import { sourceHash } from '../hash.js';
 
 /**
- * The codes the page may refuse an edit-cell invoke with (contract 9).
+ * The codes the page may refuse an edit-cell invoke with (contract 9): the
+ * vocabulary's page codes but the three any action may answer.
  */
-export type PageCode =
-  | 'not-authoring-view'
-  | 'artifact-mismatch'
-  | 'cell-not-found'
-  | 'cell-locked'
-  | 'cell-type-mismatch'
-  | 'stale-source'
-  | 'diff-unavailable';
+export type PageCode = Exclude<AnyPageCode, 'unknown-action' | 'invalid-input' | 'page-error'>;
 
 /**
  * The request data of `jupyter_copilot.notebook.edit-cell.invoke`.
