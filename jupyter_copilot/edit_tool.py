@@ -149,9 +149,9 @@ class EditTool:
         data = body.data
         # 1. Switches, then the caller's mode.
         if self.host.tools_engaged():
-            raise Refusal("kill-switch", "Copilot edits are turned off by the administrator.")
+            raise Refusal("kill-switch")
         if not self.host.enabled():
-            raise Refusal("feature-disabled", "Copilot is turned off on this server.")
+            raise Refusal("feature-disabled")
         if caller.mode == "plan":
             raise Refusal(
                 "plan-mode", "This conversation is in plan mode: it may read, not propose edits."

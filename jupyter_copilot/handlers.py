@@ -103,7 +103,7 @@ class ActionHandler(CopilotAPIHandler):
             body = parse_body(self.request.body)
             return await self.copilot.edit_tool.invoke(Caller(may_write=self._may_write), body)
         if not self.copilot.enabled:
-            raise Refusal("feature-disabled", "Copilot is turned off on this server.")
+            raise Refusal("feature-disabled")
         body = parse_body(self.request.body)
         if action == GET_CONTEXT:
             return await self.copilot.runner.get_context(Caller(may_write=self._may_write), body)
@@ -195,7 +195,7 @@ class McpHandler(CopilotAPIHandler):
 
     async def _serve(self) -> None:
         if not self.copilot.enabled:
-            self.refuse(Refusal("feature-disabled", "Copilot is turned off on this server."))
+            self.refuse(Refusal("feature-disabled"))
             return
         if self._conversation is not None:
             caller = self.copilot.conversation_caller(self._conversation, self._may_write)

@@ -154,7 +154,7 @@ class FileReviews:
             self._end(review, UNDO)
             return UNDO
         if self._tools_engaged():
-            raise Refusal("kill-switch", "Copilot tools are turned off on this server.")
+            raise Refusal("kill-switch")
         if text_hash(await self.read(review.path)) != review.base_hash:
             self._end(review, CONFLICT)
             raise Refusal(

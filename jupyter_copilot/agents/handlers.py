@@ -40,7 +40,7 @@ class _ConversationHandler(CopilotAPIHandler):
 
     def _check_enabled(self) -> None:
         if not self.copilot.enabled:
-            raise Refusal("feature-disabled", "Copilot is turned off on this server.")
+            raise Refusal("feature-disabled")
 
     @property
     def _owner(self) -> str:

@@ -295,7 +295,7 @@ class OwnTools:
 
     def _check_switch(self) -> None:
         if self.host.tools_engaged():
-            raise Refusal("kill-switch", "Copilot tools are turned off on this server.")
+            raise Refusal("kill-switch")
 
     def _resolve(self, path: str) -> str:
         api_path = files.resolve(self.host.root, path)

@@ -16,6 +16,8 @@ from acp.schema import (
     TextResourceContents,
 )
 
+from ..refusals import DEFAULT_TEXT
+
 MCP_SERVER_NAME = "jupyter-copilot"
 CELL_URI_PREFIX = "jupyter-copilot://cell/"
 
@@ -32,21 +34,29 @@ HELP = """I am the offline demo agent: I follow rules, not a language model. I c
 Attach a cell or select one in the notebook, then ask, e.g. "add docstrings".
 Every change is a diff in the cell that you Keep or Undo.
 """
+#: What the demo agent says for a refusal code: the code's default text (vocabulary.json,
+#: docs/protocol.md section 7) where that says it all, its own advice where it has some.
 REFUSALS = {
+    **{
+        code: DEFAULT_TEXT[code]
+        for code in (
+            "kill-switch",
+            "feature-disabled",
+            "not-authoring-view",
+            "read-only",
+            "cell-not-found",
+            "cell-locked",
+            "timeout",
+        )
+    },
     "plan-mode": "This conversation is in Plan mode, so I can only suggest.",
     "denied": "The edit was not approved, so nothing changed.",
-    "kill-switch": "Copilot tools are turned off by the administrator.",
-    "feature-disabled": "Copilot is turned off on this server.",
     "stale-source": "The cell changed after I read it; ask me again to work on its new source.",
     "blocked": "This conversation may not read that; allow it in the conversation's context.",
     "no-active-page": "No JupyterLab page is connected; open the notebook in JupyterLab.",
-    "not-authoring-view": "The active tab is not a notebook in an editing view.",
     "ambiguous-active-notebook": "More than one page shows an active notebook; close one.",
     "artifact-mismatch": "The cell's notebook is not the active one; switch to it first.",
-    "read-only": "You may not edit this notebook.",
-    "cell-not-found": "The cell is gone from the notebook.",
-    "cell-locked": "The cell is locked against edits.",
-    "timeout": "The JupyterLab page did not answer in time.",
+    # Not a refusal code: the demo agent's own, when the MCP endpoint cannot be reached.
     "unreachable": "I could not reach the notebook tools.",
 }
 

@@ -114,9 +114,9 @@ class CopilotTools:
             # The edit tool checks its own input first, in the contract's order.
             self._check_input(name, arguments)
             if name != "context_snapshot" and self.host.tools_engaged():
-                raise Refusal("kill-switch", "Copilot tools are turned off by the administrator.")
+                raise Refusal("kill-switch")
             if not self.host.enabled():
-                raise Refusal("feature-disabled", "Copilot is turned off on this server.")
+                raise Refusal("feature-disabled")
         return await run(caller, arguments)
 
     def _check_input(self, name: str, arguments: dict[str, Any]) -> None:

@@ -20,7 +20,8 @@ import {
   parseFileReviewEnded,
   PageMessage,
   parseMessage,
-  PROTOCOL
+  PROTOCOL,
+  REFUSAL_TEXT
 } from './protocol';
 import type { WelcomeMessage } from './generated/bridge';
 import { IKeepVerdict as KeepVerdict, KeepWaiters, TIMED_OUT } from './keeps';
@@ -361,7 +362,7 @@ export class Bridge implements IDisposable {
         reply =
           err instanceof ActionError
             ? failure(err.code, err.message)
-            : failure('page-error', 'The page could not complete the action.');
+            : failure('page-error', REFUSAL_TEXT['page-error']);
       }
     }
     this.send({ type: 'result', requestId: requestId as string, ...reply });

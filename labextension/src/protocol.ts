@@ -14,6 +14,7 @@ import type {
   PageCode,
   RefusalCode
 } from './generated/vocabulary';
+import { REFUSAL_TEXT } from './generated/vocabulary.js';
 
 /**
  * The bridge protocol version of contract section 9.
@@ -23,7 +24,8 @@ import type {
  * written from it by `scripts/generate-protocol.mjs` when the extension is
  * built.
  */
-export { PROTOCOL, REFUSAL_TEXT } from './generated/vocabulary';
+export { PROTOCOL } from './generated/vocabulary.js';
+export { REFUSAL_TEXT };
 export type { PageCode, RefusalCode, PageMessage, ServerMessage };
 
 /**
@@ -34,11 +36,12 @@ export class ActionError extends Error {
   /**
    * @param code - One of the codes a page may answer with (`pageCodes`,
    *   contract section 9); the server turns any other into `page-error`.
-   * @param message - Plain words for a person.
+   * @param message - Plain words for a person; the code's default text
+   *   (vocabulary.json) when omitted.
    */
   constructor(
     readonly code: PageCode,
-    message: string
+    message: string = REFUSAL_TEXT[code]
   ) {
     super(message);
   }

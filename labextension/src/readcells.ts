@@ -120,14 +120,11 @@ export async function readCells(
     throw new ActionError('not-authoring-view', 'The active tab is not a notebook editor.');
   }
   if (notebook.path !== request.path) {
-    throw new ActionError(
-      'artifact-mismatch',
-      'The active notebook is not the one the request is for.'
-    );
+    throw new ActionError('artifact-mismatch');
   }
   const startIndex = request.startCellId === null ? 0 : notebook.indexOf(request.startCellId);
   if (startIndex < 0) {
-    throw new ActionError('cell-not-found', 'The notebook has no cell with that id.');
+    throw new ActionError('cell-not-found');
   }
   const cellCount = notebook.cellCount;
   const widgetTypes = new Map<string, string | null>();

@@ -3,6 +3,7 @@
 
 import { ServerConnection } from '@jupyterlab/services';
 
+import { REFUSAL_TEXT } from '../protocol';
 import { ChatApiError } from './api';
 
 /**
@@ -37,7 +38,7 @@ export namespace ChatTexts {
       case 'unknown-conversation':
         return 'This conversation no longer exists on the server. Start a new conversation.';
       case 'feature-disabled':
-        return 'Copilot is turned off on this server.';
+        return REFUSAL_TEXT['feature-disabled'];
       default:
         return error.message || 'The Copilot server refused the request.';
     }

@@ -3,6 +3,7 @@
 
 import { PathExt } from '@jupyterlab/coreutils';
 
+import { REFUSAL_TEXT } from '../protocol';
 import type { FileReviewOutcome, IFileReview } from '../protocol';
 
 /**
@@ -51,7 +52,7 @@ export namespace FileReviewTexts {
       case 'kill-switch':
         return {
           ended: false,
-          text: 'Copilot tools are turned off on this server, so nothing was written.'
+          text: `${REFUSAL_TEXT['kill-switch']} Nothing was written.`
         };
       case 'aborted':
         return { ended: true, text: 'This proposal was already decided or withdrawn.' };

@@ -11,6 +11,7 @@
  */
 
 import type { PageCode as AnyPageCode } from '../generated/vocabulary';
+import { REFUSAL_TEXT } from '../generated/vocabulary.js';
 import { sourceHash } from '../hash.js';
 
 /**
@@ -100,22 +101,19 @@ export function checkProposal(
   cell: ICellFacts | null
 ): ICheckFailure | null {
   if (path !== proposal.path) {
-    return Private.fail(
-      'artifact-mismatch',
-      'The active notebook is not the one the proposal is for.'
-    );
+    return Private.fail('artifact-mismatch');
   }
   if (!cell) {
-    return Private.fail('cell-not-found', 'The notebook has no cell with that id.');
+    return Private.fail('cell-not-found');
   }
   if (cell.editable === false) {
-    return Private.fail('cell-locked', 'The cell is locked against editing.');
+    return Private.fail('cell-locked');
   }
   if (proposal.expectedCellType !== null && cell.cellType !== proposal.expectedCellType) {
-    return Private.fail('cell-type-mismatch', 'The cell is no longer of the type that was read.');
+    return Private.fail('cell-type-mismatch');
   }
   if (sourceHash(cell.source) !== proposal.expectedSourceHash) {
-    return Private.fail('stale-source', 'The cell changed since its source was read.');
+    return Private.fail('stale-source');
   }
   return null;
 }
@@ -160,7 +158,7 @@ export function verdictMessage(code: string | undefined): string {
     case 'kill-switch':
       return Messages.toolsDisabled;
     case 'feature-disabled':
-      return 'Copilot is turned off on this server; this proposal can no longer be kept.';
+      return `${REFUSAL_TEXT['feature-disabled']} This proposal can no longer be kept.`;
     case 'aborted':
       return 'This proposal was withdrawn.';
     case 'no-active-session':
@@ -189,10 +187,10 @@ export namespace Messages {
 
 namespace Private {
   /**
-   * A check failure.
+   * A check failure, in the code's default words (vocabulary.json).
    */
-  export function fail(code: PageCode, message: string): ICheckFailure {
-    return { code, message };
+  export function fail(code: PageCode): ICheckFailure {
+    return { code, message: REFUSAL_TEXT[code] };
   }
 
   /**
