@@ -13,6 +13,8 @@ import pytest
 from jupyter_copilot.bridge import PageSession
 from jupyter_copilot.context import source_hash
 from jupyter_copilot.killswitch import config_directories
+from jupyter_copilot.mcp.tools import READ_CELLS
+from jupyter_copilot.refusals import Refusal
 from tests.conftest import make_notebook
 from tests.lab import Lab, jp_server_config, lab_page, lab_server, lab_server_config, wait_for  # noqa: F401 (fixtures)
 from tests.pages import get_context
@@ -479,6 +481,23 @@ async def test_a_review_that_cannot_be_shown_is_diff_unavailable(
         status, body = await propose(jp_fetch, proposal(cell), "no-diff")
         assert (status, body["error"]["code"]) == (409, "diff-unavailable")
         assert await model_source(lab, cell["cellId"]) == OLD
+        assert await lab.page.locator(".jp-Copilot-Review").count() == 0
+
+
+async def test_a_request_the_page_cannot_read_is_invalid_input_not_timeout(
+    lab_server, jp_fetch, jp_root_dir, copilot
+) -> None:
+    # The server validates what it asks, so only a request built past its checks reaches
+    # the page malformed; the page's invalid-input must come back as itself (it used to end
+    # as timeout: docs/protocol.md section 9).
+    make_notebook(jp_root_dir, "a.ipynb", CELLS)
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        [session] = copilot.dispatcher.pages()
+        for action, data in ((INVOKE, {"callId": "no-proposal"}), (READ_CELLS, {"path": 3})):
+            with pytest.raises(Refusal) as refused:
+                await session.request(action, data, 10)
+            assert (refused.value.code, refused.value.status) == ("invalid-input", 400), action
         assert await lab.page.locator(".jp-Copilot-Review").count() == 0
 
 

@@ -33,6 +33,9 @@ TS_SOURCES = REPO / "labextension" / "src"
 PROTOCOL_DOC = REPO / "docs" / "protocol.md"
 
 REFUSAL_CODES = set(vocabulary.REFUSAL_CODES)
+ACTIONS = set(vocabulary.ACTIONS)
+#: What an action name looks like (docs/protocol.md section 1).
+ACTION_NAME = re.compile(r"jupyter_copilot\.notebook\.[a-z.-]+")
 SERVER_TYPES = set(vocabulary.SERVER_MESSAGE_TYPES)
 PAGE_TYPES = set(vocabulary.PAGE_MESSAGE_TYPES)
 
@@ -61,7 +64,8 @@ PAGE_FIELDS = fields("bridge-page-message")
 def python_findings(source: str, where: str = "<snippet>") -> list[str]:
     """What a Python module says that the protocol source does not define.
 
-    Looks at ``Refusal("<code>", ...)``, ``code = "<code>"`` and every dict literal that is
+    Looks at action names (every string that looks like one), ``Refusal("<code>", ...)``,
+    ``code = "<code>"`` and every dict literal that is
     a server-to-page message: one sent with ``.send({...})``, or one whose ``type`` is a
     server message type (a ``keep-verdict`` built before it is sent). Its type must be a
     server message type and each of its literal keys a field of that type's schema.
@@ -78,6 +82,13 @@ def python_findings(source: str, where: str = "<snippet>") -> list[str]:
     }
     for node in ast.walk(tree):
         at = f"{where}:{getattr(node, 'lineno', '?')}"
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and ACTION_NAME.fullmatch(node.value)
+            and node.value not in ACTIONS
+        ):
+            problems.append(f"{at}: action {node.value!r}")
         if isinstance(node, ast.Call):
             func = node.func
             name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
@@ -170,9 +181,10 @@ CASE = re.compile(r"case '([^']*)':")
 def typescript_findings(source: str, where: str = "<snippet>") -> list[str]:
     """What a TypeScript module says that the protocol source does not define.
 
-    Page codes: the first argument of ``new ActionError``, ``failure`` and ``fail``. Refusal
-    codes: the cases of a ``switch`` on a ``code`` and comparisons with ``code``. Server
-    message types: the cases of ``switch (msg.type)`` and comparisons with ``msg.type``.
+    Action names: every quoted string that looks like one. Page codes: the first argument
+    of ``new ActionError``, ``failure`` and ``fail``. Refusal codes: the cases of a
+    ``switch`` on a ``code`` and comparisons with ``code``. Server message types: the cases
+    of ``switch (msg.type)`` and comparisons with ``msg.type``.
     Page messages: every object literal sent (``.send({type: ...})`` or
     ``JSON.stringify({type: ...})``), its type and its keys. File review decisions: the cases
     of ``switch (decision)``.
@@ -182,6 +194,9 @@ def typescript_findings(source: str, where: str = "<snippet>") -> list[str]:
     def line(pos: int) -> str:
         return f"{where}:{source.count(chr(10), 0, pos) + 1}"
 
+    for m in re.finditer(r"'(" + ACTION_NAME.pattern + r")'", source):
+        if m.group(1) not in ACTIONS:
+            problems.append(f"{line(m.start())}: action {m.group(1)!r}")
     for m in CODE_CALL.finditer(source):
         if m.group(1) not in PAGE_CODES:
             problems.append(f"{line(m.start())}: page code {m.group(1)!r}")
@@ -225,6 +240,7 @@ code = "exploded"
 page.send({"type": "welcome", "protocol": 1, "pageId": "p", "motd": "hi"})
 page.send({"type": "telegram", "text": "hi"})
 verdict = {"type": "keep-verdict", "callId": c, "ok": False, "code": "nope"}
+RUN = "jupyter_copilot.notebook.run-cell.invoke"
 """
     found = python_findings(bad)
     assert found == [
@@ -233,12 +249,14 @@ verdict = {"type": "keep-verdict", "callId": c, "ok": False, "code": "nope"}
         "<snippet>:4: field 'motd' of 'welcome'",
         "<snippet>:5: server message type 'telegram'",
         "<snippet>:6: refusal code 'nope'",
+        "<snippet>:7: action 'jupyter_copilot.notebook.run-cell.invoke'",
     ]
     good = """
 raise Refusal("stale-source")
 code = "aborted"
 page.send({"type": "tools-enabled", "enabled": True})
 event = {"type": "text", "text": "not a bridge message"}
+READ = "jupyter_copilot.notebook.read-cells"
 """
     assert python_findings(good) == []
 
@@ -261,8 +279,10 @@ switch (msg.type) {
 this.send({ type: 'hello', protocol: PROTOCOL, pageId: this.pageId, href: url() });
 this.send({ type: 'goodbye' });
 socket.send(JSON.stringify({ type: 'result', requestId: id, ok: true, answer }));
+export const runCell = 'jupyter_copilot.notebook.run-cell.invoke';
 """
     assert typescript_findings(bad) == [
+        "<snippet>:18: action 'jupyter_copilot.notebook.run-cell.invoke'",
         "<snippet>:2: page code 'crashed'",
         "<snippet>:3: page code 'kill-switch'",
         "<snippet>:4: refusal code 'gone-fishing'",
@@ -276,6 +296,7 @@ socket.send(JSON.stringify({ type: 'result', requestId: id, ok: true, answer }))
 throw new ActionError('invalid-input', 'The request is malformed.');
 this.send({ type: 'result', requestId: requestId as string, ...reply });
 this._bridge.send({ type: 'state', fingerprint: f as string, state, coalesced });
+export const getContext = 'jupyter_copilot.notebook.get-context';
 """
     assert typescript_findings(good) == []
 
