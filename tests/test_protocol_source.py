@@ -427,6 +427,14 @@ def test_section_7_lists_every_refusal_code_with_its_status_and_nothing_else() -
     assert table == HTTP_STATUS
 
 
+def test_the_edit_skill_explains_only_refusal_codes_and_every_page_code() -> None:
+    skill = (REPO / "skills" / "propose-cell-edit" / "SKILL.md").read_text(encoding="utf-8")
+    explained = set(re.findall(r"^\| `([a-z-]+)` \|", skill, re.MULTILINE))
+    assert explained <= REFUSAL_CODES
+    # An edit call can end with any code a page may answer, but unknown-action.
+    assert set(vocabulary.PAGE_CODES) - {"unknown-action"} <= explained
+
+
 def test_section_9_lists_every_bridge_message_and_every_page_code() -> None:
     section = doc_section(9)
     server_part = section[section.index("server -> page") :]

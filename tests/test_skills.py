@@ -491,7 +491,8 @@ def test_the_edit_skill_explains_every_refusal_code() -> None:
         - {"unknown-action", "unknown-skill", "unknown-conversation", "conversation-busy"}
         - {"outside-root", "not-permitted", "notebook-file"}
     )
-    assert len(codes) == 20
+    # 21 since page-error joined the vocabulary (docs/protocol.md section 7).
+    assert len(codes) == 21
     for code in codes:
         assert f"| `{code}` |" in body, code
     for needed in ("expectedSourceHash", "diffReviewOpened", "sourceHashAfter", "approval card"):
