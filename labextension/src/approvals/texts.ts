@@ -4,6 +4,7 @@
 import { PathExt } from '@jupyterlab/coreutils';
 import type { INotebookTracker } from '@jupyterlab/notebook';
 
+import type { Tool } from '../generated/vocabulary';
 import type { IApproval } from '../protocol';
 import { formatBytes } from '../format';
 
@@ -16,7 +17,7 @@ export namespace ApprovalTexts {
    * What the tool would do.
    */
   export function operation(request: IApproval): string {
-    if (request.toolName === 'notebook_edit_cell') {
+    if (request.toolName === ('notebook_edit_cell' satisfies Tool)) {
       return 'Whole-cell diff, reviewed before anything changes';
     }
     return request.description || request.kind;
