@@ -1,18 +1,18 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
-import { ServerConnection } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import {
   Actions,
+  ClientCodes,
+  CopilotApi,
   IContextEntry,
   IGetContextResult,
   IOmitted,
   ISelectedCellValue,
-  IViewStateValue,
-  postAction
+  IViewStateValue
 } from './api';
 
 /**
@@ -25,7 +25,7 @@ export class ContextModel implements IDisposable {
    */
   constructor(options: ContextModel.IOptions) {
     this._pageId = options.pageId;
-    this._settings = options.serverSettings;
+    this._api = options.api;
   }
 
   /**
@@ -124,18 +124,17 @@ export class ContextModel implements IDisposable {
    * Fetch and apply the context; `false` when a later call overtook this one.
    */
   private async _fetch(seq: number): Promise<boolean> {
+    const outcome = await this._api.action<IGetContextResult>(Actions.getContext, {
+      data: {},
+      pageId: this._pageId
+    });
     let next: ContextModel.IContext;
-    try {
-      const outcome = await postAction<IGetContextResult>(
-        Actions.getContext,
-        { data: {}, pageId: this._pageId },
-        this._settings
-      );
-      next = outcome.error
-        ? { viewState: null, cell: null, message: outcome.error.message }
-        : Private.parse(outcome.result.customContext);
-    } catch {
+    if (!outcome.error) {
+      next = Private.parse(outcome.result.customContext);
+    } else if (ClientCodes.isOwn(outcome.error)) {
       next = { viewState: null, cell: null, message: 'The Copilot server cannot be reached.' };
+    } else {
+      next = { viewState: null, cell: null, message: outcome.error.message };
     }
     if (this._isDisposed) {
       return true;
@@ -163,7 +162,7 @@ export class ContextModel implements IDisposable {
   }
 
   private _pageId: string;
-  private _settings?: ServerConnection.ISettings;
+  private _api: CopilotApi;
   private _context: ContextModel.IContext | null = null;
   private _attachment: ContextModel.IAttachment | null = null;
   private _seq = 0;
@@ -184,8 +183,8 @@ export namespace ContextModel {
   export interface IOptions {
     /** The id of this page, sent with every get-context call. */
     pageId: string;
-    /** The server settings; the defaults when omitted. */
-    serverSettings?: ServerConnection.ISettings;
+    /** The client of the server's API. */
+    api: CopilotApi;
   }
 
   /**

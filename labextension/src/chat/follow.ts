@@ -1,9 +1,7 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
-import { ServerConnection } from '@jupyterlab/services';
-
-import { ChatApi, IConversation } from './api';
+import type { CopilotApi, IConversation } from '../api';
 import { ITurn, parseTurn } from './transcript';
 
 /**
@@ -16,17 +14,15 @@ import { ITurn, parseTurn } from './transcript';
  *   `false` after {@link followTurn.MAX_FAILURES} failed reads in a row.
  */
 export async function followTurn(options: followTurn.IOptions): Promise<boolean> {
-  const { server, conversationId, turnId, isCurrent, onUpdate } = options;
+  const { api, conversationId, turnId, isCurrent, onUpdate } = options;
   let failures = 0;
   while (failures < followTurn.MAX_FAILURES) {
     await new Promise(resolve => window.setTimeout(resolve, followTurn.POLL_MS));
     if (!isCurrent()) {
       return true;
     }
-    let reply: { conversation: IConversation; turns: unknown[] };
-    try {
-      reply = await ChatApi.get(server, conversationId);
-    } catch {
+    const reply = await api.conversation(conversationId);
+    if (reply.error) {
       failures++;
       continue;
     }
@@ -34,7 +30,7 @@ export async function followTurn(options: followTurn.IOptions): Promise<boolean>
       return true;
     }
     failures = 0;
-    const { conversation, turns } = reply;
+    const { conversation, turns } = reply.result;
     const raw = turnId
       ? turns.find(t => (t as { turnId?: unknown } | null)?.turnId === turnId)
       : turns[turns.length - 1];
@@ -55,7 +51,7 @@ export namespace followTurn {
    * What to follow, and where the news goes.
    */
   export interface IOptions {
-    server: ServerConnection.ISettings;
+    api: CopilotApi;
     conversationId: string;
     /** The turn, or `null` for the conversation's last one. */
     turnId: string | null;
