@@ -2,6 +2,7 @@
 // Distributed under the terms of the Modified BSD License.
 
 import { IDisposable } from '@lumino/disposable';
+import { Debouncer } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import {
@@ -64,11 +65,11 @@ export class ContextModel implements IDisposable {
   }
 
   /**
-   * Refresh after a short quiet time, folding bursts into one request.
+   * Refresh after a short quiet time (150 ms), folding bursts into one
+   * request.
    */
-  scheduleRefresh(delayMs = 150): void {
-    window.clearTimeout(this._timer);
-    this._timer = window.setTimeout(() => void this.refresh(), delayMs);
+  scheduleRefresh(): void {
+    void this._refresher.invoke();
   }
 
   /**
@@ -79,7 +80,7 @@ export class ContextModel implements IDisposable {
    *   that overtook it.
    */
   refresh(): Promise<void> {
-    window.clearTimeout(this._timer);
+    void this._refresher.stop();
     const seq = ++this._seq;
     const done = this._fetch(seq).then(applied => (applied ? undefined : this._latest));
     this._latest = done;
@@ -116,7 +117,7 @@ export class ContextModel implements IDisposable {
       return;
     }
     this._isDisposed = true;
-    window.clearTimeout(this._timer);
+    this._refresher.dispose();
     Signal.clearData(this);
   }
 
@@ -167,7 +168,7 @@ export class ContextModel implements IDisposable {
   private _attachment: ContextModel.IAttachment | null = null;
   private _seq = 0;
   private _latest: Promise<void> = Promise.resolve();
-  private _timer = 0;
+  private _refresher = new Debouncer(() => this.refresh(), 150);
   private _isDisposed = false;
   private _changed = new Signal<this, void>(this);
   private _attachmentChanged = new Signal<this, ContextModel.IAttachment | null>(this);

@@ -154,7 +154,7 @@ export class CopilotPanel extends SidePanel {
     // Before the page's first state message the server does not know this page
     // yet; that message triggers the first refresh itself.
     if (this._tracker.stats.sent > 0) {
-      this.model.scheduleRefresh(0);
+      void this.model.refresh();
     }
     void this.chat();
   }

@@ -2,6 +2,7 @@
 // Distributed under the terms of the Modified BSD License.
 
 import type { CopilotApi, IConversation } from '../api';
+import { pollUntil } from '../polling';
 import { ITurn, parseTurn } from './transcript';
 
 /**
@@ -13,18 +14,16 @@ import { ITurn, parseTurn } from './transcript';
  * @returns `true` once the turn has ended or following was called off;
  *   `false` after {@link followTurn.MAX_FAILURES} failed reads in a row.
  */
-export async function followTurn(options: followTurn.IOptions): Promise<boolean> {
+export function followTurn(options: followTurn.IOptions): Promise<boolean> {
   const { api, conversationId, turnId, isCurrent, onUpdate } = options;
   let failures = 0;
-  while (failures < followTurn.MAX_FAILURES) {
-    await new Promise(resolve => window.setTimeout(resolve, followTurn.POLL_MS));
+  const step = async (): Promise<boolean | undefined> => {
     if (!isCurrent()) {
       return true;
     }
     const reply = await api.conversation(conversationId);
     if (reply.error) {
-      failures++;
-      continue;
+      return ++failures < followTurn.MAX_FAILURES ? undefined : false;
     }
     if (!isCurrent()) {
       return true;
@@ -39,8 +38,9 @@ export async function followTurn(options: followTurn.IOptions): Promise<boolean>
     if (!turn || turn.stopReason !== null || conversation.state !== 'running') {
       return true;
     }
-  }
-  return false;
+    return undefined;
+  };
+  return pollUntil(step, { interval: followTurn.POLL_MS, waitFirst: true });
 }
 
 /**
