@@ -137,20 +137,3 @@ process.stdout.write(JSON.stringify(input.paths.map(p => matchesPage(re, p))));
     got = run_node(script, {"match": PAGE["match"], "paths": paths})
     assert got == [matches_page(PAGE["match"], p) for p in paths]
     assert got == [True] * len(TABLE["accept"]) + [False] * len(TABLE["reject"])
-
-
-def test_javascript_strips_the_base_url_like_the_contract_says() -> None:
-    script = """
-const { pagePath } = await import(LIB + '/matcher.js');
-process.stdout.write(JSON.stringify(input.map(([p, b]) => pagePath(p, b))));
-"""
-    cases = [
-        ["/lab/tree/a.ipynb", "/"],
-        ["/user/alice/lab/tree/My%20Notebook.ipynb", "/user/alice/"],
-        ["/user/alice/notebooks/a.ipynb", "/user/alice"],
-    ]
-    assert run_node(script, cases) == [
-        "lab/tree/a.ipynb",
-        "lab/tree/My%20Notebook.ipynb",
-        "notebooks/a.ipynb",
-    ]

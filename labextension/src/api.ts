@@ -5,6 +5,16 @@ import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
 /**
+ * The one client of the server's `copilot/api/` endpoints, and the types of
+ * what they take and return.
+ *
+ * Every call resolves to an {@link Outcome}: the result, or a refusal
+ * `{error: {code, message}}` as the server sends it. A request the server did
+ * not answer, or answered with neither, resolves to a refusal with one of
+ * the client's own codes ({@link ClientCodes}); no call throws for either.
+ */
+
+/**
  * The action names of contract section 1.
  */
 export namespace Actions {
@@ -71,21 +81,6 @@ export interface IStatus {
 }
 
 /**
- * A refusal (contract section 7).
- */
-export interface IRefusal {
-  code: string;
-  message: string;
-}
-
-/**
- * The outcome of an action: a result or a refusal, never both.
- */
-export type ActionOutcome<T> =
-  | { result: T; error?: undefined }
-  | { result?: undefined; error: IRefusal };
-
-/**
  * The body of `POST copilot/api/actions/<action>`.
  */
 export interface IActionBody {
@@ -145,61 +140,40 @@ export interface IGetContextResult {
 }
 
 /**
- * Fetch the page and tool registry.
- *
- * @param settings - The server settings; the defaults when omitted.
- * @throws ServerConnection.ResponseError when the server extension is absent.
+ * A refusal (contract section 7): the server's `{"error": {"code", "message"}}`,
+ * or one of {@link ClientCodes} when the server gave none.
  */
-export async function getManifest(
-  settings?: ServerConnection.ISettings
-): Promise<IManifest> {
-  return Private.requestJSON<IManifest>('manifest', { method: 'GET' }, settings);
+export interface IRefusal {
+  code: string;
+  message: string;
 }
 
 /**
- * Fetch the server status.
- *
- * @param settings - The server settings; the defaults when omitted.
+ * The outcome of a request: a result or a refusal, never both.
  */
-export async function getStatus(
-  settings?: ServerConnection.ISettings
-): Promise<IStatus> {
-  return Private.requestJSON<IStatus>('status', { method: 'GET' }, settings);
-}
+export type Outcome<T> = { result: T; error?: undefined } | { result?: undefined; error: IRefusal };
 
 /**
- * Run an action through the server's dispatcher.
- *
- * A refusal (any reply that carries `{error: {code, message}}`, whatever its
- * HTTP status) is returned, not thrown.
- *
- * @param action - The action name.
- * @param body - The action data and optional page and call ids.
- * @param settings - The server settings; the defaults when omitted.
- * @throws ServerConnection.NetworkError when the server cannot be reached,
- *   and ServerConnection.ResponseError for a reply that is not an outcome.
+ * The outcome of an action (contract section 7).
  */
-export async function postAction<T = unknown>(
-  action: string,
-  body: IActionBody,
-  settings?: ServerConnection.ISettings
-): Promise<ActionOutcome<T>> {
-  const s = settings ?? ServerConnection.makeSettings();
-  const url = URLExt.join(
-    s.baseUrl,
-    'copilot/api/actions',
-    encodeURIComponent(action)
-  );
-  const response = await ServerConnection.makeRequest(
-    url,
-    { method: 'POST', body: JSON.stringify(body) },
-    s
-  );
-  const reply = await Private.readJSON(response);
-  if (Private.isOutcome(reply)) {
-    return reply as ActionOutcome<T>;
+export type ActionOutcome<T> = Outcome<T>;
+
+/**
+ * The refusal codes of the client itself, for requests the server did not
+ * refuse.
+ */
+export namespace ClientCodes {
+  /** The server could not be reached (or the request was aborted). */
+  export const UNREACHABLE = 'unreachable';
+  /** The server answered with neither the expected reply nor a refusal. */
+  export const BAD_REPLY = 'bad-reply';
+
+  /**
+   * Whether a refusal is the client's own rather than the server's.
+   */
+  export function isOwn(error: IRefusal): boolean {
+    return error.code === UNREACHABLE || error.code === BAD_REPLY;
   }
-  throw new ServerConnection.ResponseError(response);
 }
 
 /**
@@ -218,114 +192,380 @@ export interface IApprovalDecided {
 }
 
 /**
- * Decide an approval request: `POST copilot/api/approvals/<requestId>` with
- * `{"decision"}` or `{"optionId"}`.
- *
- * A refusal (`denied` when another user decides, `aborted` when the request
- * is unknown or already ended, `invalid-input`) is returned, not thrown.
- *
- * @param requestId - The request, as the `approval` message gave it.
- * @param decision - Allow once, deny, or a permission option.
- * @param settings - The server settings; the defaults when omitted.
- * @throws ServerConnection.NetworkError when the server cannot be reached,
- *   and ServerConnection.ResponseError for a reply that is neither.
- */
-export async function postApprovalDecision(
-  requestId: string,
-  decision: ApprovalDecision,
-  settings?: ServerConnection.ISettings
-): Promise<ActionOutcome<IApprovalDecided>> {
-  const body = typeof decision === 'string' ? { decision } : { optionId: decision.optionId };
-  const reply = await Private.postDecision('approvals', requestId, body, settings);
-  if (reply.error) {
-    return reply;
-  }
-  const outcome = typeof reply.result.outcome === 'string' ? reply.result.outcome : '';
-  return { result: { requestId, outcome } };
-}
-
-/**
  * The person's decision on a file review: write the proposal, or drop it.
  */
 export type FileReviewDecision = 'keep' | 'undo';
 
 /**
- * Decide a file review: `POST copilot/api/file-reviews/<reviewId>` with
- * `{"decision"}`. The server writes the file on `keep`, only if it still
- * holds the text the proposal was made against.
- *
- * A refusal (`stale-source`, `kill-switch`, `read-only`, `aborted` when the review is
- * already decided or withdrawn, `outside-root`, `denied`) is returned, not
- * thrown.
- *
- * @param reviewId - The review, as the `file-review` message gave it.
- * @param decision - Keep or undo.
- * @param settings - The server settings; the defaults when omitted.
- * @throws ServerConnection.NetworkError when the server cannot be reached,
- *   and ServerConnection.ResponseError for a reply that is neither.
+ * An agent the server can start (`GET copilot/api/agents`).
  */
-export async function postFileReviewDecision(
-  reviewId: string,
-  decision: FileReviewDecision,
-  settings?: ServerConnection.ISettings
-): Promise<ActionOutcome<{ decision: FileReviewDecision }>> {
-  const reply = await Private.postDecision('file-reviews', reviewId, { decision }, settings);
-  return reply.error ? reply : { result: { decision } };
+export interface IAgent {
+  id: string;
+  label: string;
+  /** One line for a person. */
+  description: string;
+  /** Whether the server runs the agent in its sandbox; absent from older servers. */
+  guarded?: boolean;
+  /** What a person should know before choosing the agent, in one line; `null` when nothing. */
+  warning?: string | null;
+}
+
+/**
+ * How the server confines the agents' processes: `auto` uses a sandbox when
+ * one is available, `required` starts no agent without one, `off` uses none.
+ */
+export interface ISandboxInfo {
+  mode: 'auto' | 'required' | 'off';
+  /** Whether a sandbox is in use now. */
+  active: boolean;
+  /** The state in one line for a person. */
+  text: string;
+}
+
+/**
+ * A context reference: what a conversation may let its agent read.
+ */
+export interface IContextRefInfo {
+  id: string;
+  label: string;
+  /** What granting it allows, in one sentence. */
+  allows: string;
+}
+
+/**
+ * An approval mode of a conversation: `plan`, `interactive` or `autopilot`.
+ */
+export interface IModeInfo {
+  id: string;
+  label: string;
+  description: string;
+}
+
+/**
+ * The reply of `GET copilot/api/agents`.
+ */
+export interface IAgentsInfo {
+  agents: IAgent[];
+  defaultAgent: string | null;
+  contextRefs: IContextRefInfo[];
+  modes: IModeInfo[];
+  defaults: { contextRefs: string[]; mode: string };
+  /** Whether the server lets agents have tools at all. */
+  toolsEnabled: boolean;
+  /** The sandbox of the agents' processes; absent from older servers. */
+  sandbox?: ISandboxInfo;
+}
+
+/**
+ * What a person chooses for a conversation. The agent and Chat-only are
+ * fixed at its first message; the rest may change at any time.
+ */
+export interface IConversationSettings {
+  agentId: string;
+  chatOnly: boolean;
+  contextRefs: string[];
+  mode: string;
+}
+
+/**
+ * A conversation as the server describes it.
+ */
+export interface IConversation extends IConversationSettings {
+  id: string;
+  agentLabel: string;
+  /**
+   * `null` before the first message, then whether the agent connected to
+   * the tools it was offered.
+   */
+  toolsAttached: boolean | null;
+  /** `null` before the first message, then whether the agent was offered tools. */
+  toolsOffered?: boolean | null;
+  state: 'idle' | 'running';
+  archived: boolean;
+  createdAt: string;
+  /** The start of the first message, `null` before it. */
+  title: string | null;
+}
+
+/**
+ * The body of a message: the text as typed and the attached cell.
+ */
+export interface IMessageBody {
+  text: string;
+  pageId: string;
+  attachment: { artifactId: string; cellId: string; expectedSourceHash: string } | null;
+}
+
+/**
+ * The client of the server's `copilot/api/` endpoints. One is made when the
+ * plugin activates and handed to each model.
+ */
+export class CopilotApi {
+  /**
+   * @param serverSettings - The server settings; the defaults when omitted.
+   */
+  constructor(serverSettings?: ServerConnection.ISettings) {
+    this.serverSettings = serverSettings ?? ServerConnection.makeSettings();
+  }
+
+  /**
+   * The settings of the server this client talks to.
+   */
+  readonly serverSettings: ServerConnection.ISettings;
+
+  /**
+   * `GET manifest`: the page and tool registry; both lists are empty when
+   * the feature switch is off.
+   */
+  manifest(): Promise<Outcome<IManifest>> {
+    return this._json<IManifest>('GET', 'manifest');
+  }
+
+  /**
+   * `GET status`: the server status.
+   */
+  status(): Promise<Outcome<IStatus>> {
+    return this._json<IStatus>('GET', 'status');
+  }
+
+  /**
+   * `POST actions/<action>`: run an action through the server's dispatcher.
+   * Any reply that carries `{result}` or `{error: {code, message}}`, whatever
+   * its HTTP status, is the outcome.
+   *
+   * @param action - The action name.
+   * @param body - The action data and optional page and call ids.
+   */
+  async action<T = unknown>(action: string, body: IActionBody): Promise<Outcome<T>> {
+    const response = await this._fetch('POST', `actions/${encodeURIComponent(action)}`, body);
+    if (!response) {
+      return Private.refusal(ClientCodes.UNREACHABLE);
+    }
+    const parsed = await Private.readJSON(response);
+    return Private.isOutcome(parsed) ? (parsed as Outcome<T>) : Private.refusal();
+  }
+
+  /**
+   * `POST approvals/<requestId>` with `{"decision"}` or `{"optionId"}`:
+   * decide an approval request. Refusals: `denied` when another user
+   * decides, `aborted` when the request is unknown or already ended,
+   * `invalid-input`.
+   *
+   * @param requestId - The request, as the `approval` message gave it.
+   * @param decision - Allow once, deny, or a permission option.
+   */
+  async decideApproval(
+    requestId: string,
+    decision: ApprovalDecision
+  ): Promise<Outcome<IApprovalDecided>> {
+    const body = typeof decision === 'string' ? { decision } : { optionId: decision.optionId };
+    const reply = await this._json<Record<string, unknown>>(
+      'POST',
+      `approvals/${encodeURIComponent(requestId)}`,
+      body,
+      { anyReply: true }
+    );
+    if (reply.error) {
+      return reply;
+    }
+    const outcome = typeof reply.result.outcome === 'string' ? reply.result.outcome : '';
+    return { result: { requestId, outcome } };
+  }
+
+  /**
+   * `POST file-reviews/<reviewId>` with `{"decision"}`: decide a file
+   * review. The server writes the file on `keep`, only if it still holds
+   * the text the proposal was made against. Refusals: `stale-source`,
+   * `kill-switch`, `read-only`, `aborted` when the review is already
+   * decided or withdrawn, `outside-root`, `denied`.
+   *
+   * @param reviewId - The review, as the `file-review` message gave it.
+   * @param decision - Keep or undo.
+   */
+  async decideFileReview(
+    reviewId: string,
+    decision: FileReviewDecision
+  ): Promise<Outcome<{ decision: FileReviewDecision }>> {
+    const path = `file-reviews/${encodeURIComponent(reviewId)}`;
+    const reply = await this._json('POST', path, { decision }, { anyReply: true });
+    return reply.error ? reply : { result: { decision } };
+  }
+
+  /**
+   * `GET agents`: the agents, context references and modes.
+   */
+  agents(): Promise<Outcome<IAgentsInfo>> {
+    return this._json<IAgentsInfo>('GET', 'agents');
+  }
+
+  /**
+   * `GET conversations`: the person's conversations, newest first.
+   */
+  async conversations(): Promise<Outcome<IConversation[]>> {
+    const reply = await this._json<{ conversations?: IConversation[] }>('GET', 'conversations');
+    return reply.error ? reply : { result: reply.result.conversations ?? [] };
+  }
+
+  /**
+   * `GET conversations/<id>`: a conversation and its turns, not yet parsed.
+   */
+  conversation(id: string): Promise<Outcome<{ conversation: IConversation; turns: unknown[] }>> {
+    return this._json('GET', Private.conversation(id));
+  }
+
+  /**
+   * `POST conversations`: a conversation whose agent starts at its first
+   * message.
+   */
+  createConversation(settings: IConversationSettings): Promise<Outcome<IConversation>> {
+    return Private.conversationOf(this._json('POST', 'conversations', settings));
+  }
+
+  /**
+   * `PATCH conversations/<id>`: change the mode or context references, and
+   * before the first message the agent or Chat-only too.
+   */
+  updateConversation(
+    id: string,
+    changes: Partial<IConversationSettings>
+  ): Promise<Outcome<IConversation>> {
+    return Private.conversationOf(this._json('PATCH', Private.conversation(id), changes));
+  }
+
+  /**
+   * `POST conversations/<id>/messages`: the response whose body streams the
+   * reply as NDJSON, once the server has accepted the message.
+   */
+  async sendMessage(
+    id: string,
+    body: IMessageBody,
+    signal: AbortSignal
+  ): Promise<Outcome<Response>> {
+    const path = Private.conversation(id, 'messages');
+    const response = await this._fetch('POST', path, body, signal);
+    if (!response) {
+      return Private.refusal(ClientCodes.UNREACHABLE);
+    }
+    if (!response.ok) {
+      return Private.refusalOf(await Private.readJSON(response));
+    }
+    return response.body ? { result: response } : Private.refusal();
+  }
+
+  /**
+   * `POST conversations/<id>/cancel`: stop the running reply; whether one
+   * was running.
+   */
+  async cancelReply(id: string): Promise<Outcome<boolean>> {
+    const path = Private.conversation(id, 'cancel');
+    const reply = await this._json<{ cancelled?: boolean }>('POST', path, {});
+    return reply.error ? reply : { result: !!reply.result.cancelled };
+  }
+
+  /**
+   * `POST conversations/<id>/archive`: make it read-only, still listed.
+   */
+  archiveConversation(id: string): Promise<Outcome<IConversation>> {
+    return Private.conversationOf(this._json('POST', Private.conversation(id, 'archive'), {}));
+  }
+
+  /**
+   * Send a request and parse its JSON reply as the result.
+   *
+   * @param options.anyReply - Take any reply of a successful request as the
+   *   result, `{}` when it is not a JSON object.
+   */
+  private async _json<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { anyReply?: boolean } = {}
+  ): Promise<Outcome<T>> {
+    const response = await this._fetch(method, path, body);
+    if (!response) {
+      return Private.refusal(ClientCodes.UNREACHABLE);
+    }
+    const parsed = await Private.readJSON(response);
+    if (!response.ok) {
+      return Private.refusalOf(parsed);
+    }
+    if (typeof parsed === 'object' && parsed !== null) {
+      return { result: parsed as T };
+    }
+    return options.anyReply ? { result: {} as T } : Private.refusal();
+  }
+
+  /**
+   * Send a request to a path under `copilot/api/`; `null` when the server
+   * cannot be reached.
+   */
+  private async _fetch(
+    method: string,
+    path: string,
+    body?: unknown,
+    signal?: AbortSignal
+  ): Promise<Response | null> {
+    const s = this.serverSettings;
+    const init: RequestInit = { method, signal };
+    if (body !== undefined) {
+      init.body = JSON.stringify(body);
+    }
+    try {
+      return await ServerConnection.makeRequest(URLExt.join(s.baseUrl, 'copilot/api', path), init, s);
+    } catch {
+      return null;
+    }
+  }
 }
 
 namespace Private {
   /**
-   * POST a decision to `copilot/api/<collection>/<id>`: the reply's fields
-   * when accepted, the refusal when it carries one.
-   *
-   * @throws ServerConnection.ResponseError for a reply that is neither.
+   * A refusal of the client's own: by default for a reply that is neither
+   * the expected one nor a refusal.
    */
-  export async function postDecision(
-    collection: string,
-    id: string,
-    body: Record<string, unknown>,
-    settings?: ServerConnection.ISettings
-  ): Promise<ActionOutcome<Record<string, unknown>>> {
-    const s = settings ?? ServerConnection.makeSettings();
-    const url = URLExt.join(s.baseUrl, 'copilot/api', collection, encodeURIComponent(id));
-    const response = await ServerConnection.makeRequest(
-      url,
-      { method: 'POST', body: JSON.stringify(body) },
-      s
-    );
-    const reply = (await readJSON(response)) as Record<string, unknown> | null;
-    if (response.ok) {
-      return { result: typeof reply === 'object' && reply ? reply : {} };
-    }
-    const error = reply?.error as { code?: unknown; message?: unknown } | undefined;
-    if (typeof error?.code === 'string') {
-      return { error: { code: error.code, message: String(error.message ?? '') } };
-    }
-    throw new ServerConnection.ResponseError(response);
+  export function refusal(code: string = ClientCodes.BAD_REPLY): { error: IRefusal } {
+    return { error: { code, message: '' } };
   }
 
   /**
-   * GET or POST a path under `copilot/api/` and parse a 200 reply.
+   * The refusal a failed request's parsed reply carries, or a bad reply.
    */
-  export async function requestJSON<T>(
-    path: string,
-    init: RequestInit,
-    settings?: ServerConnection.ISettings
-  ): Promise<T> {
-    const s = settings ?? ServerConnection.makeSettings();
-    const url = URLExt.join(s.baseUrl, 'copilot/api', path);
-    const response = await ServerConnection.makeRequest(url, init, s);
-    if (!response.ok) {
-      throw new ServerConnection.ResponseError(response);
+  export function refusalOf(reply: unknown): { error: IRefusal } {
+    const error = (reply as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+    if (typeof error?.code === 'string') {
+      return { error: { code: error.code, message: String(error.message ?? '') } };
     }
-    return (await readJSON(response)) as T;
+    return refusal();
+  }
+
+  /**
+   * The path of a conversation, or of one of its verbs.
+   */
+  export function conversation(id: string, verb?: string): string {
+    const base = `conversations/${encodeURIComponent(id)}`;
+    return verb ? `${base}/${verb}` : base;
+  }
+
+  /**
+   * The conversation of a `{"conversation"}` reply.
+   */
+  export async function conversationOf(
+    reply: Promise<Outcome<{ conversation: IConversation }>>
+  ): Promise<Outcome<IConversation>> {
+    const r = await reply;
+    return r.error ? r : { result: r.result.conversation };
   }
 
   /**
    * The parsed body of a reply, or `null` when it is not JSON.
    */
   export async function readJSON(response: Response): Promise<unknown> {
-    const text = await response.text();
+    let text: string;
+    try {
+      text = await response.text();
+    } catch {
+      return null;
+    }
     try {
       return text ? JSON.parse(text) : null;
     } catch {

@@ -8,6 +8,7 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { ContextModel } from './contextmodel';
 import { copilotIcon } from './icons';
 import { CopilotPanel } from './panel';
+import { pollUntil } from './polling';
 
 /**
  * The command ids of the extension.
@@ -152,15 +153,18 @@ namespace Private {
    */
   export async function untilSelected(model: ContextModel, cellId: string): Promise<boolean> {
     const deadline = Date.now() + SELECT_TIMEOUT;
-    for (;;) {
-      await model.refresh();
-      if (model.context?.cell?.cellId === cellId) {
-        return true;
-      }
-      if (Date.now() > deadline || model.isDisposed) {
-        return false;
-      }
-      await new Promise(resolve => window.setTimeout(resolve, 100));
-    }
+    return pollUntil(
+      async () => {
+        await model.refresh();
+        if (model.context?.cell?.cellId === cellId) {
+          return true;
+        }
+        if (Date.now() > deadline || model.isDisposed) {
+          return false;
+        }
+        return undefined;
+      },
+      { interval: 100 }
+    );
   }
 }

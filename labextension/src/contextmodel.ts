@@ -1,18 +1,19 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
-import { ServerConnection } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
+import { Debouncer } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import {
   Actions,
+  ClientCodes,
+  CopilotApi,
   IContextEntry,
   IGetContextResult,
   IOmitted,
   ISelectedCellValue,
-  IViewStateValue,
-  postAction
+  IViewStateValue
 } from './api';
 
 /**
@@ -25,7 +26,7 @@ export class ContextModel implements IDisposable {
    */
   constructor(options: ContextModel.IOptions) {
     this._pageId = options.pageId;
-    this._settings = options.serverSettings;
+    this._api = options.api;
   }
 
   /**
@@ -64,11 +65,11 @@ export class ContextModel implements IDisposable {
   }
 
   /**
-   * Refresh after a short quiet time, folding bursts into one request.
+   * Refresh after a short quiet time (150 ms), folding bursts into one
+   * request.
    */
-  scheduleRefresh(delayMs = 150): void {
-    window.clearTimeout(this._timer);
-    this._timer = window.setTimeout(() => void this.refresh(), delayMs);
+  scheduleRefresh(): void {
+    void this._refresher.invoke();
   }
 
   /**
@@ -79,7 +80,7 @@ export class ContextModel implements IDisposable {
    *   that overtook it.
    */
   refresh(): Promise<void> {
-    window.clearTimeout(this._timer);
+    void this._refresher.stop();
     const seq = ++this._seq;
     const done = this._fetch(seq).then(applied => (applied ? undefined : this._latest));
     this._latest = done;
@@ -116,7 +117,7 @@ export class ContextModel implements IDisposable {
       return;
     }
     this._isDisposed = true;
-    window.clearTimeout(this._timer);
+    this._refresher.dispose();
     Signal.clearData(this);
   }
 
@@ -124,18 +125,17 @@ export class ContextModel implements IDisposable {
    * Fetch and apply the context; `false` when a later call overtook this one.
    */
   private async _fetch(seq: number): Promise<boolean> {
+    const outcome = await this._api.action<IGetContextResult>(Actions.getContext, {
+      data: {},
+      pageId: this._pageId
+    });
     let next: ContextModel.IContext;
-    try {
-      const outcome = await postAction<IGetContextResult>(
-        Actions.getContext,
-        { data: {}, pageId: this._pageId },
-        this._settings
-      );
-      next = outcome.error
-        ? { viewState: null, cell: null, message: outcome.error.message }
-        : Private.parse(outcome.result.customContext);
-    } catch {
+    if (!outcome.error) {
+      next = Private.parse(outcome.result.customContext);
+    } else if (ClientCodes.isOwn(outcome.error)) {
       next = { viewState: null, cell: null, message: 'The Copilot server cannot be reached.' };
+    } else {
+      next = { viewState: null, cell: null, message: outcome.error.message };
     }
     if (this._isDisposed) {
       return true;
@@ -163,12 +163,12 @@ export class ContextModel implements IDisposable {
   }
 
   private _pageId: string;
-  private _settings?: ServerConnection.ISettings;
+  private _api: CopilotApi;
   private _context: ContextModel.IContext | null = null;
   private _attachment: ContextModel.IAttachment | null = null;
   private _seq = 0;
   private _latest: Promise<void> = Promise.resolve();
-  private _timer = 0;
+  private _refresher = new Debouncer(() => this.refresh(), 150);
   private _isDisposed = false;
   private _changed = new Signal<this, void>(this);
   private _attachmentChanged = new Signal<this, ContextModel.IAttachment | null>(this);
@@ -184,8 +184,8 @@ export namespace ContextModel {
   export interface IOptions {
     /** The id of this page, sent with every get-context call. */
     pageId: string;
-    /** The server settings; the defaults when omitted. */
-    serverSettings?: ServerConnection.ISettings;
+    /** The client of the server's API. */
+    api: CopilotApi;
   }
 
   /**

@@ -13,9 +13,13 @@ import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ServerConnection } from '@jupyterlab/services';
 import { UUID } from '@lumino/coreutils';
 
-import { Actions, getManifest, IManifest } from './api';
+import { Actions, CopilotApi } from './api';
+import { ApprovalModel } from './approvals/model';
 import { Bridge } from './bridge';
+import { ArchiveModel } from './chat/archive';
+import { ChatModel } from './chat/model';
 import { addCommands } from './commands';
+import { ContextModel } from './contextmodel';
 import { FileReviewManager } from './filereview/manager';
 import { liveCellReader } from './livecells';
 import { readLiveContext } from './livestate';
@@ -63,13 +67,9 @@ namespace Private {
     rendermime: IRenderMimeRegistry | null
   ): Promise<void> {
     const serverSettings = app.serviceManager?.serverSettings ?? ServerConnection.makeSettings();
-    let manifest: IManifest;
-    try {
-      manifest = await getManifest(serverSettings);
-    } catch {
-      // No server extension (or no access to it): stay invisible.
-      return;
-    }
+    const api = new CopilotApi(serverSettings);
+    // No server extension (or no access to it): stay invisible.
+    const manifest = (await api.manifest()).result;
     const page = Array.isArray(manifest?.pages) ? manifest.pages[0] : undefined;
     if (!page) {
       return;
@@ -90,13 +90,21 @@ namespace Private {
       ...(await readCells(liveCellReader(tracker.notebook), data))
     }));
 
+    // The models live as long as the page; the views are handed them.
+    const context = new ContextModel({ pageId, api });
+    const approvals = new ApprovalModel({ bridge, notebooks, api });
+    const cellLabel = (a: ContextModel.IAttachment) => Private.cellLabel(notebooks, a);
+    const chat = new ChatModel({ pageId, context, cellLabel, api });
+    const archive = new ArchiveModel({ api });
     const panel = new CopilotPanel({
       pageId,
       tracker,
-      serverSettings,
-      bridge,
-      notebooks,
       shell: app.shell,
+      context,
+      approvals,
+      chat,
+      archive,
+      cellLabel,
       rendermime
     });
     panel.node.dataset.pageMatch = String(pageMatches(page.match, url()));
@@ -110,18 +118,38 @@ namespace Private {
       notebooks,
       bridge,
       languages,
-      onChange: () => panel.model.scheduleRefresh()
+      onChange: () => context.scheduleRefresh()
     });
     bridge.registerAction(Actions.editCellInvoke, data => reviews.invoke(data));
     bridge.registerAction(Actions.editCellAbort, data => reviews.abort(data));
     // Proposals to write other files open as tabs of their own; only the
     // server writes, once the person keeps one.
-    new FileReviewManager({ shell: app.shell, bridge, languages, serverSettings });
+    new FileReviewManager({ shell: app.shell, bridge, languages, api });
     bridge.connect();
 
     await app.restored;
     // Layout restore collapses the right sidebar; show the panel again.
     app.shell.activateById(panel.id);
+  }
+
+  /**
+   * "Code cell 3" or "Markdown cell 3" for an attached cell of an open
+   * notebook, as the server names it; else "Attached cell".
+   */
+  export function cellLabel(notebooks: INotebookTracker, a: ContextModel.IAttachment): string {
+    // The current notebook first: a copied notebook repeats cell ids.
+    const panels = [notebooks.currentWidget];
+    notebooks.forEach(panel => void panels.push(panel));
+    for (const panel of panels) {
+      const cells = panel?.model?.cells;
+      for (let i = 0; cells && i < cells.length; i++) {
+        const cell = cells.get(i);
+        if (cell.id === a.cellId) {
+          return `${cell.type === 'markdown' ? 'Markdown' : 'Code'} cell ${i + 1}`;
+        }
+      }
+    }
+    return 'Attached cell';
   }
 
   /**

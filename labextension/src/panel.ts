@@ -2,18 +2,17 @@
 // Distributed under the terms of the Modified BSD License.
 
 import { JupyterFrontEnd } from '@jupyterlab/application';
-import { INotebookTracker } from '@jupyterlab/notebook';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
-import { ServerConnection } from '@jupyterlab/services';
 import { SidePanel } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
 import { Panel, Widget } from '@lumino/widgets';
 
-import { ApprovalModel } from './approvals/model';
+import type { ApprovalModel } from './approvals/model';
 import { ApprovalsView } from './approvals/view';
-import { Bridge } from './bridge';
+import type { ArchiveModel } from './chat/archive';
+import type { ChatModel } from './chat/model';
 import type { ChatView } from './chat/view';
-import { ContextModel } from './contextmodel';
+import type { ContextModel } from './contextmodel';
 import { ContextView } from './contextview';
 import { copilotIcon } from './icons';
 import { IPageState } from './livestate';
@@ -37,20 +36,13 @@ export class CopilotPanel extends SidePanel {
     this.title.caption = 'Copilot';
     this.node.dataset.pageId = options.pageId;
 
-    this.model = new ContextModel({
-      pageId: options.pageId,
-      serverSettings: options.serverSettings
-    });
+    this.model = options.context;
     const header = new Widget();
     header.addClass('jp-Copilot-Header');
     header.node.textContent = 'Copilot';
     this.header.addWidget(header);
 
-    this.approvals = new ApprovalModel({
-      bridge: options.bridge,
-      notebooks: options.notebooks,
-      serverSettings: options.serverSettings
-    });
+    this.approvals = options.approvals;
     this.approvals.added.connect(this._onApprovalAdded, this);
     this._shell = options.shell;
     this.addWidget(new ApprovalsView(this.approvals));
@@ -99,11 +91,11 @@ export class CopilotPanel extends SidePanel {
           return null;
         }
         const view = new ChatView({
-          pageId: this.node.dataset.pageId!,
+          model: this._options.chat,
+          archive: this._options.archive,
           context: this.model,
-          cellLabel: a => Private.cellLabel(this._options.notebooks, a),
-          rendermime: this._options.rendermime ?? null,
-          serverSettings: this._options.serverSettings
+          cellLabel: this._options.cellLabel,
+          rendermime: this._options.rendermime ?? null
         });
         this.conversation.addWidget(view);
         return view;
@@ -141,7 +133,8 @@ export class CopilotPanel extends SidePanel {
   }
 
   /**
-   * Disconnect from the tracker and dispose the model.
+   * Disconnect from the tracker and the models; the models stay, as they
+   * belong to the plugin.
    */
   dispose(): void {
     if (this.isDisposed) {
@@ -150,8 +143,6 @@ export class CopilotPanel extends SidePanel {
     this._tracker.stateSent.disconnect(this._onStateSent, this);
     this._tracker.flushed.disconnect(this._onFlushed, this);
     this.approvals.added.disconnect(this._onApprovalAdded, this);
-    this.approvals.dispose();
-    this.model.dispose();
     super.dispose();
   }
 
@@ -163,7 +154,7 @@ export class CopilotPanel extends SidePanel {
     // Before the page's first state message the server does not know this page
     // yet; that message triggers the first refresh itself.
     if (this._tracker.stats.sent > 0) {
-      this.model.scheduleRefresh(0);
+      void this.model.refresh();
     }
     void this.chat();
   }
@@ -220,37 +211,19 @@ export namespace CopilotPanel {
     pageId: string;
     /** The tracker whose `state` messages trigger refreshes. */
     tracker: PageStateTracker;
-    /** The server settings; the defaults when omitted. */
-    serverSettings?: ServerConnection.ISettings;
-    /** The page bridge, for approval requests. */
-    bridge: Bridge;
-    /** The open notebooks, to name an approval's target cell. */
-    notebooks: INotebookTracker;
+    /** The context shown in the panel and the attachment. */
+    context: ContextModel;
+    /** The approval requests shown as cards. */
+    approvals: ApprovalModel;
+    /** The current conversation, shown once the chat's code is loaded. */
+    chat: ChatModel;
+    /** The earlier conversations. */
+    archive: ArchiveModel;
+    /** The name of an attached cell, e.g. "Code cell 3". */
+    cellLabel: (attachment: ContextModel.IAttachment) => string;
     /** The application shell, to reveal the panel for a new approval. */
     shell: JupyterFrontEnd.IShell;
     /** JupyterLab's renderers, for the agent's Markdown; plain text without. */
     rendermime?: IRenderMimeRegistry | null;
-  }
-}
-
-namespace Private {
-  /**
-   * "Code cell 3" or "Markdown cell 3" for an attached cell of an open
-   * notebook, as the server names it; else "Attached cell".
-   */
-  export function cellLabel(notebooks: INotebookTracker, a: ContextModel.IAttachment): string {
-    // The current notebook first: a copied notebook repeats cell ids.
-    const panels = [notebooks.currentWidget];
-    notebooks.forEach(panel => void panels.push(panel));
-    for (const panel of panels) {
-      const cells = panel?.model?.cells;
-      for (let i = 0; cells && i < cells.length; i++) {
-        const cell = cells.get(i);
-        if (cell.id === a.cellId) {
-          return `${cell.type === 'markdown' ? 'Markdown' : 'Code'} cell ${i + 1}`;
-        }
-      }
-    }
-    return 'Attached cell';
   }
 }

@@ -208,6 +208,7 @@ namespace Private {
   /**
    * False once a worker could not be created or started on this page.
    */
+  // eslint-disable-next-line prefer-const -- reassigned as `Private.supported`
   export let supported = true;
 
   /**

@@ -4,6 +4,7 @@
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IDisposable } from '@lumino/disposable';
+import { Throttler } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { Bridge } from './bridge';
@@ -27,7 +28,10 @@ export class PageStateTracker implements IDisposable {
     this._notebooks = options.notebooks;
     this._bridge = options.bridge;
     this._url = options.url;
-    this._windowMs = options.windowMs ?? 100;
+    this._flusher = new Throttler(() => this._flush(), {
+      limit: options.windowMs ?? 100,
+      edge: 'trailing'
+    });
 
     this._shell.currentChanged?.connect(this._onCurrentChanged, this);
     this._notebooks.currentChanged.connect(this._onCurrentChanged, this);
@@ -98,9 +102,7 @@ export class PageStateTracker implements IDisposable {
     }
     this._stats.changes++;
     this._pending++;
-    if (!this._timer) {
-      this._timer = window.setTimeout(() => this._flush(), this._windowMs);
-    }
+    void this._flusher.invoke();
     this._changed.emit();
   }
 
@@ -112,7 +114,7 @@ export class PageStateTracker implements IDisposable {
       return;
     }
     this._isDisposed = true;
-    window.clearTimeout(this._timer);
+    this._flusher.dispose();
     this._watcher?.dispose();
     this._watcher = null;
     this._shell.currentChanged?.disconnect(this._onCurrentChanged, this);
@@ -146,7 +148,6 @@ export class PageStateTracker implements IDisposable {
   private _onFocus = (): void => this.notify();
 
   private _flush(): void {
-    this._timer = 0;
     const coalesced = this._pending;
     this._pending = 0;
     if (this._isDisposed) {
@@ -172,9 +173,9 @@ export class PageStateTracker implements IDisposable {
   private _notebooks: INotebookTracker;
   private _bridge: Bridge;
   private _url: () => string;
-  private _windowMs: number;
   private _watcher: NotebookWatcher | null = null;
-  private _timer = 0;
+  /** Flushes once per window, at its end, whatever the notifications in it. */
+  private _flusher: Throttler;
   private _pending = 0;
   private _lastFingerprint: string | null = null;
   private _stats = { changes: 0, sent: 0, deduplicated: 0 };

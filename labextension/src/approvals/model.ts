@@ -2,11 +2,10 @@
 // Distributed under the terms of the Modified BSD License.
 
 import { INotebookTracker } from '@jupyterlab/notebook';
-import { ServerConnection } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { ApprovalDecision, postApprovalDecision } from '../api';
+import { ApprovalDecision, ClientCodes, CopilotApi } from '../api';
 import { Bridge } from '../bridge';
 import { IApprovalEnded, IApprovalRequest, IPermissionOption } from '../protocol';
 import { ApprovalTexts } from './texts';
@@ -26,7 +25,7 @@ export class ApprovalModel implements IDisposable {
   constructor(options: ApprovalModel.IOptions) {
     this._bridge = options.bridge;
     this._notebooks = options.notebooks;
-    this._settings = options.serverSettings;
+    this._api = options.api;
     this._bridge.approvalRequested.connect(this._onRequested, this);
     this._bridge.approvalEnded.connect(this._onEnded, this);
   }
@@ -71,18 +70,15 @@ export class ApprovalModel implements IDisposable {
       return;
     }
     this._update(requestId, { state: 'deciding', message: '' });
-    let refused: { ended: boolean; text: string };
-    try {
-      const reply = await postApprovalDecision(requestId, decision, this._settings);
-      if (!reply.error) {
-        this._remove(requestId);
-        return;
-      }
-      refused = ApprovalTexts.refusal(reply.error.code, reply.error.message);
-    } catch (err) {
-      const network = err instanceof ServerConnection.NetworkError;
-      refused = { ended: false, text: ApprovalTexts.failure(network) };
+    const reply = await this._api.decideApproval(requestId, decision);
+    if (!reply.error) {
+      this._remove(requestId);
+      return;
     }
+    const { code, message } = reply.error;
+    const refused = ClientCodes.isOwn(reply.error)
+      ? { ended: false, text: ApprovalTexts.failure(code === ClientCodes.UNREACHABLE) }
+      : ApprovalTexts.refusal(code, message);
     const state = refused.ended ? 'ended' : 'pending';
     if (this._update(requestId, { state, message: refused.text }) && refused.ended) {
       // The request is over: leave the reason up for a moment, then go.
@@ -173,7 +169,7 @@ export class ApprovalModel implements IDisposable {
 
   private _bridge: Bridge;
   private _notebooks: INotebookTracker;
-  private _settings: ServerConnection.ISettings | undefined;
+  private _api: CopilotApi;
   private _cards = new Map<string, ApprovalModel.ICard>();
   private _timers = new Map<string, number>();
   private _isDisposed = false;
@@ -193,8 +189,8 @@ export namespace ApprovalModel {
     bridge: Bridge;
     /** The open notebooks, to find the target cell's position. */
     notebooks: INotebookTracker;
-    /** The server settings; the defaults when omitted. */
-    serverSettings?: ServerConnection.ISettings;
+    /** The client of the server's API. */
+    api: CopilotApi;
   }
 
   /**

@@ -5,7 +5,7 @@ import { errorIcon } from '@jupyterlab/ui-components';
 import { IDisposable } from '@lumino/disposable';
 
 import { element } from '../dom';
-import type { IAgent, IAgentsInfo } from './api';
+import type { IAgent, IAgentsInfo } from '../api';
 import type { ChatModel } from './model';
 import { labelledCheckbox, Popover } from './popover';
 

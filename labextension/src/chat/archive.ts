@@ -1,11 +1,10 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
-import { ServerConnection } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { ChatApi, IConversation } from './api';
+import type { CopilotApi, IConversation } from '../api';
 import { ChatTexts } from './texts';
 import { ITurn, parseTurn } from './transcript';
 
@@ -18,8 +17,8 @@ export class ArchiveModel implements IDisposable {
   /**
    * Create the model of the archive.
    */
-  constructor(options: ArchiveModel.IOptions = {}) {
-    this._server = options.serverSettings ?? ServerConnection.makeSettings();
+  constructor(options: ArchiveModel.IOptions) {
+    this._api = options.api;
   }
 
   /**
@@ -64,15 +63,13 @@ export class ArchiveModel implements IDisposable {
     const seq = this._go('list');
     this._list = null;
     this._changed.emit();
-    try {
-      const all = await ChatApi.list(this._server);
-      if (seq === this._seq) {
-        this._list = all.filter(c => c.id !== currentId && c.title !== null);
-      }
-    } catch (error) {
-      if (seq === this._seq) {
+    const all = await this._api.conversations();
+    if (seq === this._seq) {
+      if (all.error) {
         this._list = [];
-        this._message = ChatTexts.failure(error);
+        this._message = ChatTexts.failure(all.error);
+      } else {
+        this._list = all.result.filter(c => c.id !== currentId && c.title !== null);
       }
     }
     this._changed.emit();
@@ -85,17 +82,16 @@ export class ArchiveModel implements IDisposable {
     const seq = this._go('view');
     this._viewing = null;
     this._changed.emit();
-    try {
-      const { conversation, turns } = await ChatApi.get(this._server, id);
-      if (seq === this._seq) {
+    const reply = await this._api.conversation(id);
+    if (seq === this._seq) {
+      if (reply.error) {
+        this._message = ChatTexts.failure(reply.error);
+      } else {
+        const { conversation, turns } = reply.result;
         this._viewing = {
           conversation,
           turns: turns.map(parseTurn).filter((t): t is ITurn => t !== null)
         };
-      }
-    } catch (error) {
-      if (seq === this._seq) {
-        this._message = ChatTexts.failure(error);
       }
     }
     this._changed.emit();
@@ -141,7 +137,7 @@ export class ArchiveModel implements IDisposable {
     return ++this._seq;
   }
 
-  private _server: ServerConnection.ISettings;
+  private _api: CopilotApi;
   private _mode: ArchiveModel.Mode = 'closed';
   private _list: IConversation[] | null = null;
   private _viewing: ArchiveModel.IViewing | null = null;
@@ -159,8 +155,8 @@ export namespace ArchiveModel {
    * The options of the archive model.
    */
   export interface IOptions {
-    /** The server settings; the defaults when omitted. */
-    serverSettings?: ServerConnection.ISettings;
+    /** The client of the server's API. */
+    api: CopilotApi;
   }
 
   /**

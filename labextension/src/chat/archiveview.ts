@@ -5,7 +5,7 @@ import { Widget } from '@lumino/widgets';
 
 import { element } from '../dom';
 import type { ArchiveModel } from './archive';
-import type { IConversation } from './api';
+import type { IConversation } from '../api';
 
 /**
  * The list of earlier conversations `.jp-Copilot-ArchiveList`, newest

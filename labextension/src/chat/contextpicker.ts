@@ -4,7 +4,7 @@
 import { IDisposable } from '@lumino/disposable';
 
 import { element } from '../dom';
-import type { IAgentsInfo } from './api';
+import type { IAgentsInfo } from '../api';
 import type { ChatModel } from './model';
 import { labelledCheckbox, Popover } from './popover';
 

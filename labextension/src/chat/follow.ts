@@ -1,9 +1,8 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
-import { ServerConnection } from '@jupyterlab/services';
-
-import { ChatApi, IConversation } from './api';
+import type { CopilotApi, IConversation } from '../api';
+import { pollUntil } from '../polling';
 import { ITurn, parseTurn } from './transcript';
 
 /**
@@ -15,26 +14,22 @@ import { ITurn, parseTurn } from './transcript';
  * @returns `true` once the turn has ended or following was called off;
  *   `false` after {@link followTurn.MAX_FAILURES} failed reads in a row.
  */
-export async function followTurn(options: followTurn.IOptions): Promise<boolean> {
-  const { server, conversationId, turnId, isCurrent, onUpdate } = options;
+export function followTurn(options: followTurn.IOptions): Promise<boolean> {
+  const { api, conversationId, turnId, isCurrent, onUpdate } = options;
   let failures = 0;
-  while (failures < followTurn.MAX_FAILURES) {
-    await new Promise(resolve => window.setTimeout(resolve, followTurn.POLL_MS));
+  const step = async (): Promise<boolean | undefined> => {
     if (!isCurrent()) {
       return true;
     }
-    let reply: { conversation: IConversation; turns: unknown[] };
-    try {
-      reply = await ChatApi.get(server, conversationId);
-    } catch {
-      failures++;
-      continue;
+    const reply = await api.conversation(conversationId);
+    if (reply.error) {
+      return ++failures < followTurn.MAX_FAILURES ? undefined : false;
     }
     if (!isCurrent()) {
       return true;
     }
     failures = 0;
-    const { conversation, turns } = reply;
+    const { conversation, turns } = reply.result;
     const raw = turnId
       ? turns.find(t => (t as { turnId?: unknown } | null)?.turnId === turnId)
       : turns[turns.length - 1];
@@ -43,8 +38,9 @@ export async function followTurn(options: followTurn.IOptions): Promise<boolean>
     if (!turn || turn.stopReason !== null || conversation.state !== 'running') {
       return true;
     }
-  }
-  return false;
+    return undefined;
+  };
+  return pollUntil(step, { interval: followTurn.POLL_MS, waitFirst: true });
 }
 
 /**
@@ -55,7 +51,7 @@ export namespace followTurn {
    * What to follow, and where the news goes.
    */
   export interface IOptions {
-    server: ServerConnection.ISettings;
+    api: CopilotApi;
     conversationId: string;
     /** The turn, or `null` for the conversation's last one. */
     turnId: string | null;

@@ -1,20 +1,18 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
-import { ServerConnection } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import type { ContextModel } from '../contextmodel';
 import {
-  ChatApi,
-  ChatApiError,
+  ClientCodes,
+  CopilotApi,
   IAgentsInfo,
   IConversation,
   IConversationSettings,
-  initialSettings,
-  NO_SETTINGS
-} from './api';
+  Outcome
+} from '../api';
 import { followTurn } from './follow';
 import { readStream } from './stream';
 import { ChatTexts } from './texts';
@@ -29,6 +27,29 @@ import {
 } from './transcript';
 
 /**
+ * The settings before the agents have loaded.
+ */
+export const NO_SETTINGS: IConversationSettings = {
+  agentId: '',
+  chatOnly: false,
+  contextRefs: [],
+  mode: ''
+};
+
+/**
+ * The settings a new conversation starts with: the server's default agent
+ * and defaults, not Chat-only.
+ */
+export function initialSettings(info: IAgentsInfo): IConversationSettings {
+  return {
+    agentId: info.defaultAgent ?? info.agents[0]?.id ?? '',
+    chatOnly: false,
+    contextRefs: [...(info.defaults?.contextRefs ?? [])],
+    mode: info.defaults?.mode ?? 'interactive'
+  };
+}
+
+/**
  * The current conversation of the side panel: its settings, its turns and
  * the reply that streams. The conversation is created on the server at the
  * first Send; its agent and Chat-only are fixed from its first message on.
@@ -38,7 +59,7 @@ export class ChatModel implements IDisposable {
    * Create the model; call {@link load} to fetch the agents.
    */
   constructor(options: ChatModel.IOptions) {
-    this._server = options.serverSettings ?? ServerConnection.makeSettings();
+    this._api = options.api;
     this._pageId = options.pageId;
     this._context = options.context;
     this._cellLabel = options.cellLabel;
@@ -121,11 +142,12 @@ export class ChatModel implements IDisposable {
     if (!c || Object.keys(patch).length === 0) {
       return;
     }
-    try {
-      this._adopt(await ChatApi.patch(this._server, c.id, patch), c.id);
-    } catch (error) {
+    const reply = await this._api.updateConversation(c.id, patch);
+    if (reply.error) {
       this._settings = before;
-      this._setNotice(ChatTexts.failure(error));
+      this._setNotice(ChatTexts.failure(reply.error));
+    } else {
+      this._adopt(reply.result, c.id);
     }
   }
 
@@ -149,21 +171,17 @@ export class ChatModel implements IDisposable {
     this._running = true;
     this._setNotice('');
     this._turnChanged.emit(index);
-    let response: Response;
-    try {
-      this._conversation ??= await ChatApi.create(this._server, this._settings);
-      this._abort = new AbortController();
-      const body = { text, pageId: this._pageId, attachment };
-      response = await ChatApi.send(this._server, this._conversation.id, body, this._abort.signal);
-    } catch (error) {
+    const sent = await this._sendMessage(text, attachment);
+    if (sent.error) {
       if (current()) {
         this._turns = this._turns.slice(0, index);
         this._running = false;
         this._turnChanged.emit(-1);
-        this._setNotice(ChatTexts.failure(error));
+        this._setNotice(ChatTexts.failure(sent.error));
       }
       return false;
     }
+    const response = sent.result;
     if (this._context.attachment === attachment) {
       this._context.detach();
     }
@@ -198,10 +216,9 @@ export class ChatModel implements IDisposable {
     if (!this._running || !c) {
       return;
     }
-    try {
-      await ChatApi.cancel(this._server, c.id);
-    } catch (error) {
-      this._setNotice(ChatTexts.failure(error));
+    const reply = await this._api.cancelReply(c.id);
+    if (reply.error) {
+      this._setNotice(ChatTexts.failure(reply.error));
     }
   }
 
@@ -215,15 +232,12 @@ export class ChatModel implements IDisposable {
   async newConversation(): Promise<boolean> {
     const c = this._conversation;
     if (c && this._turns.length > 0) {
-      try {
-        await ChatApi.archive(this._server, c.id);
-      } catch (error) {
-        // A refusal (gone, or archived elsewhere) leaves nothing to keep;
-        // only an unreachable server keeps the conversation, to try again.
-        if (!(error instanceof ChatApiError)) {
-          this._setNotice(ChatTexts.failure(error));
-          return false;
-        }
+      const reply = await this._api.archiveConversation(c.id);
+      // A refusal (gone, or archived elsewhere) leaves nothing to keep;
+      // only an unreachable server keeps the conversation, to try again.
+      if (reply.error?.code === ClientCodes.UNREACHABLE) {
+        this._setNotice(ChatTexts.failure(reply.error));
+        return false;
       }
       this._conversation = null;
     }
@@ -251,13 +265,13 @@ export class ChatModel implements IDisposable {
   }
 
   private async _load(): Promise<void> {
-    try {
-      this._catalog = await ChatApi.agents(this._server);
-    } catch (error) {
+    const reply = await this._api.agents();
+    if (reply.error) {
       this._loading = null;
-      this._setNotice(ChatTexts.failure(error));
+      this._setNotice(ChatTexts.failure(reply.error));
       return;
     }
+    this._catalog = reply.result;
     this._settings = initialSettings(this._catalog);
     this._setNotice('');
     await this._resume();
@@ -270,7 +284,7 @@ export class ChatModel implements IDisposable {
   private async _resume(): Promise<void> {
     // With nothing to pick up (or no answer) the panel starts empty; a person
     // who started a conversation meanwhile keeps it.
-    const reply = await ChatApi.latestOpen(this._server).catch(() => null);
+    const reply = await this._latestOpen();
     if (!reply || this._conversation || this._turns.length > 0 || this._isDisposed) {
       return;
     }
@@ -288,6 +302,38 @@ export class ChatModel implements IDisposable {
         this._changed.emit();
       }
     }
+  }
+
+  /**
+   * The person's latest conversation with its turns; `null` when there is
+   * none, it is archived, or the server did not answer.
+   */
+  private async _latestOpen(): Promise<{ conversation: IConversation; turns: unknown[] } | null> {
+    const list = await this._api.conversations();
+    const latest = list.result?.[0];
+    if (!latest || latest.archived) {
+      return null;
+    }
+    return (await this._api.conversation(latest.id)).result ?? null;
+  }
+
+  /**
+   * Create the conversation on its first message, then send the message.
+   */
+  private async _sendMessage(
+    text: string,
+    attachment: ContextModel.IAttachment | null
+  ): Promise<Outcome<Response>> {
+    if (!this._conversation) {
+      const created = await this._api.createConversation(this._settings);
+      if (created.error) {
+        return { error: created.error };
+      }
+      this._conversation ??= created.result;
+    }
+    this._abort = new AbortController();
+    const body = { text, pageId: this._pageId, attachment };
+    return this._api.sendMessage(this._conversation.id, body, this._abort.signal);
   }
 
   /**
@@ -314,7 +360,7 @@ export class ChatModel implements IDisposable {
     const gen = this._generation;
     const current = () => gen === this._generation;
     const followed = await followTurn({
-      server: this._server,
+      api: this._api,
       conversationId: c.id,
       turnId: this._turns[index].turnId,
       isCurrent: current,
@@ -356,7 +402,7 @@ export class ChatModel implements IDisposable {
     this._changed.emit();
   }
 
-  private _server: ServerConnection.ISettings;
+  private _api: CopilotApi;
   private _pageId: string;
   private _context: ContextModel;
   private _cellLabel: (a: ContextModel.IAttachment) => string;
@@ -389,7 +435,7 @@ export namespace ChatModel {
     context: ContextModel;
     /** The name of an attached cell as the message shows it, e.g. "Code cell 3". */
     cellLabel: (attachment: ContextModel.IAttachment) => string;
-    /** The server settings; the defaults when omitted. */
-    serverSettings?: ServerConnection.ISettings;
+    /** The client of the server's API. */
+    api: CopilotApi;
   }
 }

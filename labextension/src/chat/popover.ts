@@ -181,5 +181,6 @@ export function labelledCheckbox(
 
 namespace Private {
   /** A counter for unique popover ids. */
+  // eslint-disable-next-line prefer-const -- reassigned as `Private.next`
   export let next = 0;
 }

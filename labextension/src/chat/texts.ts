@@ -1,10 +1,8 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
-import { ServerConnection } from '@jupyterlab/services';
-
+import { ClientCodes, IRefusal } from '../api';
 import { REFUSAL_TEXT } from '../protocol';
-import { ChatApiError } from './api';
 
 /**
  * The words of the chat for what went wrong. They never name a model, a
@@ -14,21 +12,20 @@ export namespace ChatTexts {
   /**
    * Said when a running reply's stream broke off and its outcome cannot be read.
    */
-  export const LOST = 'The connection to the Copilot server was lost before the reply ended.';
+  export const LOST =
+    'The connection to the Copilot server was lost before the reply ended.';
 
   /**
    * Why a request of the chat failed, for a person.
    *
-   * @param error - What the API call threw.
+   * @param error - The refusal the API call resolved to.
    */
-  export function failure(error: unknown): string {
-    if (error instanceof ServerConnection.NetworkError) {
-      return 'The Copilot server cannot be reached. Try again.';
-    }
-    if (!(error instanceof ChatApiError)) {
-      return 'Something went wrong. Try again.';
-    }
+  export function failure(error: IRefusal): string {
     switch (error.code) {
+      case ClientCodes.UNREACHABLE:
+        return 'The Copilot server cannot be reached. Try again.';
+      case ClientCodes.BAD_REPLY:
+        return 'Something went wrong. Try again.';
       case 'conversation-busy':
         return 'A reply is still running. Wait for it, or press Stop.';
       case 'stale-source':

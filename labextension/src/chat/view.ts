@@ -2,18 +2,17 @@
 // Distributed under the terms of the Modified BSD License.
 
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
-import { ServerConnection } from '@jupyterlab/services';
 import { caretLeftIcon, historyIcon } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
 import { Panel, Widget } from '@lumino/widgets';
 
 import type { ContextModel } from '../contextmodel';
 import { element, iconButton } from '../dom';
-import { ArchiveModel } from './archive';
+import type { ArchiveModel } from './archive';
 import { ArchiveListView } from './archiveview';
 import { Composer } from './composer';
 import { MessagesView } from './messages';
-import { ChatModel } from './model';
+import type { ChatModel } from './model';
 
 /**
  * The chat of the side panel, `.jp-Copilot-Chat` with `data-state`
@@ -32,13 +31,8 @@ export class ChatView extends Panel {
     super();
     this.addClass('jp-Copilot-Chat');
     this._context = options.context;
-    this.model = new ChatModel({
-      pageId: options.pageId,
-      context: options.context,
-      cellLabel: options.cellLabel,
-      serverSettings: options.serverSettings
-    });
-    this.archive = new ArchiveModel({ serverSettings: options.serverSettings });
+    this.model = options.model;
+    this.archive = options.archive;
     const header = element('div', 'jp-Copilot-ChatHeader');
     this._back = iconButton('jp-Copilot-Back', caretLeftIcon, 'Back');
     this._title = element('h3', 'jp-Copilot-ChatTitle');
@@ -106,7 +100,7 @@ export class ChatView extends Panel {
   }
 
   /**
-   * Disconnect from the models and dispose them.
+   * Disconnect from the models; they belong to the plugin and stay.
    */
   dispose(): void {
     if (this.isDisposed) {
@@ -118,8 +112,6 @@ export class ChatView extends Panel {
     this.model.turnChanged.disconnect(this._onTurn, this);
     this.archive.changed.disconnect(this._render, this);
     super.dispose();
-    this.model.dispose();
-    this.archive.dispose();
   }
 
   /**
@@ -208,15 +200,15 @@ export namespace ChatView {
    * The options of the chat view.
    */
   export interface IOptions {
-    /** The id of this page, sent with each message. */
-    pageId: string;
+    /** The current conversation. */
+    model: ChatModel;
+    /** The earlier conversations. */
+    archive: ArchiveModel;
     /** The context model that holds the attached cell. */
     context: ContextModel;
     /** The name of an attached cell, e.g. "Cell 3". */
     cellLabel: (attachment: ContextModel.IAttachment) => string;
     /** JupyterLab's renderers, for the agent's Markdown; plain text without. */
     rendermime: IRenderMimeRegistry | null;
-    /** The server settings; the defaults when omitted. */
-    serverSettings?: ServerConnection.ISettings;
   }
 }

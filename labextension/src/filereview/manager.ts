@@ -2,7 +2,7 @@
 // Distributed under the terms of the Modified BSD License.
 
 import type { JupyterFrontEnd } from '@jupyterlab/application';
-import type { ServerConnection } from '@jupyterlab/services';
+import type { CopilotApi } from '../api';
 import { IDisposable } from '@lumino/disposable';
 
 import type { Bridge } from '../bridge';
@@ -28,7 +28,7 @@ export class FileReviewManager implements IDisposable {
     this._shell = options.shell;
     this._bridge = options.bridge;
     this._languages = options.languages ?? null;
-    this._settings = options.serverSettings;
+    this._api = options.api;
     this._bridge.fileReviewRequested.connect(this._onRequested, this);
     this._bridge.fileReviewEnded.connect(this._onEnded, this);
   }
@@ -74,7 +74,7 @@ export class FileReviewManager implements IDisposable {
       return;
     }
     const view = new ui.FileReviewView({ review, extensions });
-    const controller = new ui.FileReview({ review, view, serverSettings: this._settings });
+    const controller = new ui.FileReview({ review, view, api: this._api });
     this._reviews.set(id, controller);
     controller.closed.connect(() => this._reviews.delete(id));
     this._shell.add(view, 'main');
@@ -94,7 +94,7 @@ export class FileReviewManager implements IDisposable {
   private _shell: JupyterFrontEnd.IShell;
   private _bridge: Bridge;
   private _languages: ILanguages | null;
-  private _settings: ServerConnection.ISettings | undefined;
+  private _api: CopilotApi;
   private _reviews = new Map<string, FileReview>();
   /** The reviews whose tab is being prepared, with how they ended meanwhile. */
   private _opening = new Map<string, IFileReviewEnded | null>();
@@ -115,8 +115,8 @@ export namespace FileReviewManager {
     bridge: Bridge;
     /** The editor languages, to highlight the file in the diff. */
     languages?: ILanguages | null;
-    /** The server settings; the defaults when omitted. */
-    serverSettings?: ServerConnection.ISettings;
+    /** The client of the server's API. */
+    api: CopilotApi;
   }
 }
 

@@ -1,11 +1,10 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
-import { ServerConnection } from '@jupyterlab/services';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { ActionOutcome, FileReviewDecision, postFileReviewDecision } from '../api';
+import { ClientCodes, CopilotApi, FileReviewDecision, Outcome } from '../api';
 import type { FileReviewOutcome, IFileReview } from '../protocol';
 import { FileReviewTexts } from './texts';
 import type { FileReviewView } from './view';
@@ -26,7 +25,7 @@ export class FileReview implements IDisposable {
   constructor(options: FileReview.IOptions) {
     this.review = options.review;
     this.view = options.view;
-    this._settings = options.serverSettings;
+    this._api = options.api;
     this.view.keepRequested.connect(this._keep, this);
     this.view.undoRequested.connect(this._undo, this);
     this.view.disposed.connect(this._onViewDisposed, this);
@@ -123,16 +122,16 @@ export class FileReview implements IDisposable {
   private async _send(
     decision: FileReviewDecision,
     before: FileReviewView.State = 'open'
-  ): Promise<ActionOutcome<{ decision: FileReviewDecision }> | null> {
-    try {
-      return await postFileReviewDecision(this.review.reviewId, decision, this._settings);
-    } catch (err) {
-      if (!this.view.isDisposed) {
-        const network = err instanceof ServerConnection.NetworkError;
-        this.view.setState(before, FileReviewTexts.failure(network));
-      }
-      return null;
+  ): Promise<Outcome<{ decision: FileReviewDecision }> | null> {
+    const reply = await this._api.decideFileReview(this.review.reviewId, decision);
+    if (!reply.error || !ClientCodes.isOwn(reply.error)) {
+      return reply;
     }
+    if (!this.view.isDisposed) {
+      const network = reply.error.code === ClientCodes.UNREACHABLE;
+      this.view.setState(before, FileReviewTexts.failure(network));
+    }
+    return null;
   }
 
   private _onViewDisposed(): void {
@@ -141,16 +140,14 @@ export class FileReview implements IDisposable {
     if (state === 'open' || state === 'refused') {
       // Closed without a decision: that is Undo. Nothing is left to show,
       // so the answer is not awaited.
-      void postFileReviewDecision(this.review.reviewId, 'undo', this._settings).catch(
-        () => undefined
-      );
+      void this._api.decideFileReview(this.review.reviewId, 'undo');
     }
     this._closed.emit();
     this._isDisposed = true;
     Signal.clearData(this);
   }
 
-  private _settings: ServerConnection.ISettings | undefined;
+  private _api: CopilotApi;
   private _closeTimer = 0;
   private _isDisposed = false;
   private _closed = new Signal<this, void>(this);
@@ -168,8 +165,8 @@ export namespace FileReview {
     review: IFileReview;
     /** Its view, already created. */
     view: FileReviewView;
-    /** The server settings; the defaults when omitted. */
-    serverSettings?: ServerConnection.ISettings;
+    /** The client of the server's API. */
+    api: CopilotApi;
   }
 }
 

@@ -220,6 +220,7 @@ namespace Private {
    * A counter for unique widget ids: the review id is the server's, not a
    * DOM id.
    */
+  // eslint-disable-next-line prefer-const -- reassigned as `Private.next`
   export let next = 0;
 
   /**

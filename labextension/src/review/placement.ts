@@ -7,6 +7,7 @@ import { PathExt } from '@jupyterlab/coreutils';
 import { Notebook, NotebookPanel } from '@jupyterlab/notebook';
 import { PanelLayout, Widget } from '@lumino/widgets';
 
+import { pollUntil } from '../polling';
 import type { Review } from './review';
 import type { ReviewView } from './view';
 
@@ -111,13 +112,13 @@ export async function showCell(notebook: Notebook, cell: Cell, timeoutMs = 3000)
   // The scroll settles on its own; only the cell's readiness matters here.
   notebook.scrollToItem(index, 'auto').catch(() => undefined);
   const deadline = performance.now() + timeoutMs;
-  while (!Private.isReady(cell)) {
-    if (cell.isDisposed || performance.now() > deadline) {
-      return false;
-    }
-    await new Promise(resolve => window.setTimeout(resolve, 50));
-  }
-  return true;
+  const ready = () =>
+    Private.isReady(cell)
+      ? true
+      : cell.isDisposed || performance.now() > deadline
+        ? false
+        : undefined;
+  return ready() ?? pollUntil(ready, { interval: 50 });
 }
 
 /**
