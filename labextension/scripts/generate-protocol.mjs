@@ -36,6 +36,9 @@ const pascal = name =>
     .filter(Boolean)
     .map(part => part[0].toUpperCase() + part.slice(1))
     .join('');
+/** `contextEntries` -> `contextEntry`, `tools` -> `tool`. */
+const singular = key =>
+  key.endsWith('ies') ? `${key.slice(0, -3)}y` : key.slice(0, -1);
 const constant = name => name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
 
 /**
@@ -49,7 +52,7 @@ function vocabularyLists(vocabulary) {
     if (key.startsWith('$') || typeof value !== 'object' || value === null) {
       continue;
     }
-    lists[key.slice(0, -1)] = Array.isArray(value) ? value : Object.keys(value);
+    lists[key] = Array.isArray(value) ? value : Object.keys(value);
   }
   return lists;
 }
@@ -57,12 +60,13 @@ function vocabularyLists(vocabulary) {
 function vocabularyModule(vocabulary, lists) {
   const lines = [HEADER];
   lines.push(`/** The bridge protocol version. */\nexport const PROTOCOL = ${vocabulary.protocol};\n`);
-  for (const [name, items] of Object.entries(lists)) {
+  for (const [key, items] of Object.entries(lists)) {
     const union = items.map(item => JSON.stringify(item).replace(/"/g, "'")).join(' | ');
-    lines.push(`/** vocabulary.json \`${name}s\`. */`);
-    lines.push(`export type ${pascal(name)} = ${union};`);
+    const type = pascal(singular(key));
+    lines.push(`/** vocabulary.json \`${key}\`. */`);
+    lines.push(`export type ${type} = ${union};`);
     lines.push(
-      `export const ${constant(name)}S: readonly ${pascal(name)}[] = ${JSON.stringify(items)};\n`
+      `export const ${constant(key)}: readonly ${type}[] = ${JSON.stringify(items)};\n`
     );
   }
   const codes = vocabulary.refusalCodes;

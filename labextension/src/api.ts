@@ -4,6 +4,8 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
+import type { Action, ApprovalMode, ContextRef } from './generated/vocabulary.js';
+
 /**
  * The one client of the server's `copilot/api/` endpoints, and the types of
  * what they take and return.
@@ -15,13 +17,13 @@ import { ServerConnection } from '@jupyterlab/services';
  */
 
 /**
- * The action names of contract section 1.
+ * The action names of docs/protocol.md section 1.
  */
 export namespace Actions {
-  export const getContext = 'jupyter_copilot.notebook.get-context';
-  export const editCellInvoke = 'jupyter_copilot.notebook.edit-cell.invoke';
-  export const editCellAbort = 'jupyter_copilot.notebook.edit-cell.abort';
-  export const readCells = 'jupyter_copilot.notebook.read-cells';
+  export const getContext: Action = 'jupyter_copilot.notebook.get-context';
+  export const editCellInvoke: Action = 'jupyter_copilot.notebook.edit-cell.invoke';
+  export const editCellAbort: Action = 'jupyter_copilot.notebook.edit-cell.abort';
+  export const readCells: Action = 'jupyter_copilot.notebook.read-cells';
 }
 
 /**
@@ -34,7 +36,7 @@ export interface IActionRef {
 }
 
 /**
- * A page manifest (contract section 2).
+ * A page manifest (docs/protocol.md section 2).
  */
 export interface IPageManifest {
   name: string;
@@ -47,7 +49,7 @@ export interface IPageManifest {
 }
 
 /**
- * A tool definition (contract section 2).
+ * A tool definition (docs/protocol.md section 2).
  */
 export interface IToolDefinition {
   name: string;
@@ -69,7 +71,7 @@ export interface IManifest {
 }
 
 /**
- * The reply of `GET copilot/api/status` (contract section 3).
+ * The reply of `GET copilot/api/status` (docs/protocol.md section 3).
  */
 export interface IStatus {
   version: string;
@@ -122,7 +124,7 @@ export interface ISelectedCellValue {
 }
 
 /**
- * A context entry of get-context (contract section 4.1).
+ * A context entry of get-context (docs/protocol.md section 4.1).
  */
 export interface IContextEntry<T = unknown> {
   name: string;
@@ -140,7 +142,7 @@ export interface IGetContextResult {
 }
 
 /**
- * A refusal (contract section 7): the server's `{"error": {"code", "message"}}`,
+ * A refusal (docs/protocol.md section 7): the server's `{"error": {"code", "message"}}`,
  * or one of {@link ClientCodes} when the server gave none.
  */
 export interface IRefusal {
@@ -154,7 +156,7 @@ export interface IRefusal {
 export type Outcome<T> = { result: T; error?: undefined } | { result?: undefined; error: IRefusal };
 
 /**
- * The outcome of an action (contract section 7).
+ * The outcome of an action (docs/protocol.md section 7).
  */
 export type ActionOutcome<T> = Outcome<T>;
 
@@ -226,7 +228,7 @@ export interface ISandboxInfo {
  * A context reference: what a conversation may let its agent read.
  */
 export interface IContextRefInfo {
-  id: string;
+  id: ContextRef;
   label: string;
   /** What granting it allows, in one sentence. */
   allows: string;
@@ -236,7 +238,7 @@ export interface IContextRefInfo {
  * An approval mode of a conversation: `plan`, `interactive` or `autopilot`.
  */
 export interface IModeInfo {
-  id: string;
+  id: ApprovalMode;
   label: string;
   description: string;
 }
@@ -249,7 +251,7 @@ export interface IAgentsInfo {
   defaultAgent: string | null;
   contextRefs: IContextRefInfo[];
   modes: IModeInfo[];
-  defaults: { contextRefs: string[]; mode: string };
+  defaults: { contextRefs: ContextRef[]; mode: ApprovalMode };
   /** Whether the server lets agents have tools at all. */
   toolsEnabled: boolean;
   /** The sandbox of the agents' processes; absent from older servers. */
@@ -263,8 +265,9 @@ export interface IAgentsInfo {
 export interface IConversationSettings {
   agentId: string;
   chatOnly: boolean;
-  contextRefs: string[];
-  mode: string;
+  contextRefs: ContextRef[];
+  /** Empty until the agents have loaded. */
+  mode: ApprovalMode | '';
 }
 
 /**

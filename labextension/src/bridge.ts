@@ -404,7 +404,7 @@ export namespace Bridge {
   }
 
   /**
-   * The server's `welcome` message (contract section 9).
+   * The server's `welcome` message (docs/protocol.md section 9).
    */
   export type IWelcome = WelcomeMessage;
 

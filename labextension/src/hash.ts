@@ -2,7 +2,7 @@
 // Distributed under the terms of the Modified BSD License.
 
 /**
- * The source hash of contract section 1, computed synchronously in the page.
+ * The source hash of docs/protocol.md section 1, computed synchronously in the page.
  *
  * `crypto.subtle` is async and missing in insecure contexts (JupyterHub over
  * plain http), so this module carries its own SHA-256. It has no imports so

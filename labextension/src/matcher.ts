@@ -2,7 +2,7 @@
 // Distributed under the terms of the Modified BSD License.
 
 /**
- * The page matcher of contract section 2.
+ * The page matcher of docs/protocol.md section 2.
  *
  * The regular expression itself comes from the server's manifest
  * (`pages[0].match`) at run time, so Python and the page share one source of

@@ -17,7 +17,7 @@ import type {
 import { REFUSAL_TEXT } from './generated/vocabulary.js';
 
 /**
- * The bridge protocol version of contract section 9.
+ * The bridge protocol version of docs/protocol.md section 9.
  *
  * The names and message shapes of this module come from the protocol's one
  * source, `jupyter_copilot/schemas` (docs/protocol.md): `src/generated/` is
@@ -35,7 +35,7 @@ export type { PageCode, RefusalCode, PageMessage, ServerMessage };
 export class ActionError extends Error {
   /**
    * @param code - One of the codes a page may answer with (`pageCodes`,
-   *   contract section 9); the server turns any other into `page-error`.
+   *   docs/protocol.md section 9); the server turns any other into `page-error`.
    * @param message - Plain words for a person; the code's default text
    *   (vocabulary.json) when omitted.
    */
@@ -45,6 +45,16 @@ export class ActionError extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * `value` if it is one of `list` (a list of the vocabulary), else `undefined`.
+ */
+export function oneOf<T extends string>(
+  list: readonly T[],
+  value: string | undefined
+): T | undefined {
+  return list.find(item => item === value);
 }
 
 /**
@@ -95,7 +105,7 @@ export type IApprovalDetails = ApprovalDetails;
 export type IPermissionOption = ApprovalOption;
 
 /**
- * An approval request (contract section 8). `kind` is `edit` for a
+ * An approval request (docs/protocol.md section 8). `kind` is `edit` for a
  * `notebook_edit_cell` call, `shell` for a command an agent wants to run
  * (its `details` give the command and folder), and `permission` for an
  * agent's own ACP permission request, which alone carries `options`.

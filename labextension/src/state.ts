@@ -159,7 +159,7 @@ export class PageStateTracker implements IDisposable {
       this._stats.deduplicated++;
     } else if (
       // A state holding a lone surrogate has no hash (null): the server
-      // refuses that message as malformed (contract section 9).
+      // refuses that message as malformed (docs/protocol.md section 9).
       this._bridge.send({ type: 'state', fingerprint: fingerprint as string, state, coalesced })
     ) {
       this._lastFingerprint = fingerprint;

@@ -5,6 +5,8 @@ import { addIcon, closeIcon, stopIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
 import type { ContextModel } from '../contextmodel';
+import { APPROVAL_MODES } from '../generated/vocabulary.js';
+import { oneOf } from '../protocol';
 import { element, iconButton } from '../dom';
 import type { ChatModel } from './model';
 import { AgentPicker } from './agentpicker';
@@ -145,7 +147,10 @@ export class Composer extends Widget {
   };
 
   private _onMode = (): void => {
-    void this._model.update({ mode: this._mode.value });
+    const mode = oneOf(APPROVAL_MODES, this._mode.value);
+    if (mode) {
+      void this._model.update({ mode });
+    }
   };
 
   private _canSend(): boolean {

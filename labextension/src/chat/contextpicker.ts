@@ -5,6 +5,8 @@ import { IDisposable } from '@lumino/disposable';
 
 import { element } from '../dom';
 import type { IAgentsInfo } from '../api';
+import { CONTEXT_REFS, ContextRef } from '../generated/vocabulary.js';
+import { oneOf } from '../protocol';
 import type { ChatModel } from './model';
 import { labelledCheckbox, Popover } from './popover';
 
@@ -62,7 +64,8 @@ export class ContextPicker implements IDisposable {
   private _onChange = (): void => {
     const refs = [...this._list.querySelectorAll<HTMLInputElement>('[data-context-ref]')]
       .filter(box => box.checked)
-      .map(box => box.dataset.contextRef!);
+      .map(box => oneOf(CONTEXT_REFS, box.dataset.contextRef))
+      .filter((ref): ref is ContextRef => ref !== undefined);
     void this._model.update({ contextRefs: refs });
   };
 
@@ -83,7 +86,7 @@ export class ContextPicker implements IDisposable {
         })
       );
     }
-    const granted = new Set(settings.contextRefs);
+    const granted = new Set<string>(settings.contextRefs);
     const noTools = settings.chatOnly || catalog?.toolsEnabled === false;
     this._list.querySelectorAll<HTMLInputElement>('[data-context-ref]').forEach(box => {
       box.checked = granted.has(box.dataset.contextRef!);

@@ -3,7 +3,7 @@
 
 /**
  * The pure part of the edit-cell review: the page's check order on plain
- * data (contract section 5, steps 3, 6 and 7 as the page sees them), the
+ * data (docs/protocol.md section 5, steps 3, 6 and 7 as the page sees them), the
  * minimal replacement that Keep applies, and the words shown for refusals.
  *
  * This module imports only other pure modules, so that node can load the
