@@ -12,16 +12,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import jsontext
 from .context import SELECTED_CELL, build_context
 from .dispatcher import Dispatcher
 from .refusals import Refusal
-from .registry import first_error
+from .registry import GET_CONTEXT, first_error
 from .telemetry import Telemetry
-
-GET_CONTEXT = "jupyter_copilot.notebook.get-context"
-INVOKE = "jupyter_copilot.notebook.edit-cell.invoke"
-ABORT = "jupyter_copilot.notebook.edit-cell.abort"
 
 
 @dataclass(frozen=True)
@@ -48,24 +43,18 @@ class ActionBody:
     page_id: str | None
     call_id: str | None
 
-
-def parse_body(raw: bytes) -> ActionBody:
-    """Parse an action body, refusing anything that is not the contract's shape."""
-    try:
-        body = jsontext.parse(raw or b"{}")
-    except jsontext.BadJson as e:
-        raise Refusal("invalid-input", str(e)) from None
-    if not isinstance(body, dict):
-        raise Refusal("invalid-input", "The request body must be a JSON object.")
-    data = body.get("data", {})
-    page_id = body.get("pageId")
-    call_id = body.get("callId")
-    if not isinstance(data, dict):
-        raise Refusal("invalid-input", "'data' must be a JSON object.")
-    for name, value in (("pageId", page_id), ("callId", call_id)):
-        if value is not None and not (isinstance(value, str) and 0 < len(value) <= 128):
-            raise Refusal("invalid-input", f"'{name}' must be a string of 1 to 128 characters.")
-    return ActionBody(data, page_id, call_id)
+    @classmethod
+    def parse(cls, body: dict[str, Any]) -> ActionBody:
+        """Check a body's fields, refusing anything that is not the contract's shape."""
+        data = body.get("data", {})
+        page_id = body.get("pageId")
+        call_id = body.get("callId")
+        if not isinstance(data, dict):
+            raise Refusal("invalid-input", "'data' must be a JSON object.")
+        for name, value in (("pageId", page_id), ("callId", call_id)):
+            if value is not None and not (isinstance(value, str) and 0 < len(value) <= 128):
+                raise Refusal("invalid-input", f"'{name}' must be a string of 1 to 128 characters.")
+        return cls(data, page_id, call_id)
 
 
 class ActionRunner:

@@ -23,14 +23,15 @@ from .collaboration import live_cell_data
 from .dispatcher import Dispatcher
 from .edit_tool import NO_LIVE_DOCUMENT, EditHost, EditTool
 from .edits import ServedCells
-from .handlers import handler_routes
 from .killswitch import KillSwitch, KillSwitchState, config_directories, config_engaged
 from .mcp.endpoint import McpEndpoint
 from .mcp.grants import APPROVAL_MODES, EXTERNAL_AGENT, NOTEBOOK_REFS, McpCaller
 from .mcp.tools import CopilotTools, ToolsHost
 from .registry import CopilotRegistry, load_registry
+from .routes import handler_routes
 from .sessions import TOOL, Registrations, hook_kernel_manager, hook_session_manager
 from .skills import SkillLibrary, skill_roots
+from .switches import Switches
 from .telemetry import Telemetry
 
 #: ``get`` of the contents managers whose ``writable`` is exactly ``is_writable(path)``.
@@ -156,6 +157,10 @@ class CopilotApp(AgentSettings, ExtensionApp):
         """Load the registry (refusing to start on bad data) and build the collaborators."""
         assert self.serverapp is not None
         self.registry: CopilotRegistry = load_registry()
+        self.switches = Switches(
+            enabled=lambda: self.enabled,
+            tools_engaged=lambda: self.kill_switch_state().engaged,
+        )
         self.dispatcher = Dispatcher()
         self.telemetry = Telemetry(getattr(self.serverapp, "event_logger", None))
         self.served_cells = ServedCells()

@@ -18,7 +18,7 @@ from typing import Any
 
 import jsonschema
 
-from .actions import ABORT, INVOKE, ActionBody, Caller
+from .actions import ActionBody, Caller
 from .bridge import PageSession
 from .context import source_hash
 from .dispatcher import Dispatcher
@@ -32,7 +32,7 @@ from .edits import (
     simple_object_check,
 )
 from .refusals import Refusal
-from .registry import schema_problem
+from .registry import ABORT, INVOKE, schema_problem
 from .sessions import Registrations
 from .telemetry import Telemetry
 

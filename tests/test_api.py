@@ -7,7 +7,7 @@ import json
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from jupyter_copilot.handlers import handler_routes
+from jupyter_copilot.routes import handler_routes
 
 ANONYMOUS = {"Authorization": ""}
 GET_CONTEXT = ("copilot", "api", "actions", "jupyter_copilot.notebook.get-context")
