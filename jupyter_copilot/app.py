@@ -19,14 +19,15 @@ from .actions import ActionRunner
 from .agents.settings import AgentSettings
 from .approvals import Approvals
 from .bridge import PageSession
+from .callers import APPROVAL_MODES, EXTERNAL_AGENT, NOTEBOOK_REFS, Caller
 from .collaboration import live_cell_data
 from .dispatcher import Dispatcher
 from .edit_tool import NO_LIVE_DOCUMENT, EditHost, EditTool
 from .edits import ServedCells
 from .killswitch import KillSwitch, KillSwitchState, config_directories, config_engaged
 from .mcp.endpoint import McpEndpoint
-from .mcp.grants import APPROVAL_MODES, EXTERNAL_AGENT, NOTEBOOK_REFS, McpCaller
 from .mcp.tools import CopilotTools, ToolsHost
+from .notebook import NotebookReader
 from .registry import CopilotRegistry, load_registry
 from .routes import handler_routes
 from .sessions import TOOL, Registrations, hook_kernel_manager, hook_session_manager
@@ -164,13 +165,10 @@ class CopilotApp(AgentSettings, ExtensionApp):
         self.dispatcher = Dispatcher()
         self.telemetry = Telemetry(getattr(self.serverapp, "event_logger", None))
         self.served_cells = ServedCells()
-        self.runner = ActionRunner(
-            self.dispatcher,
-            self.telemetry,
-            self._artifact_id,
-            self._action_settings,
-            on_served=self._remember_served,
+        self.notebook = NotebookReader(
+            self.dispatcher, self._artifact_id, self._action_settings, self.served_cells
         )
+        self.runner = ActionRunner(self.notebook, self.telemetry)
         self.registrations = Registrations(self._artifact_id)
         hook_session_manager(self.serverapp.session_manager, self.registrations)
         hook_kernel_manager(self.serverapp.kernel_manager, self.registrations)
@@ -183,8 +181,7 @@ class CopilotApp(AgentSettings, ExtensionApp):
             self.registrations,
             self.telemetry,
             EditHost(
-                tools_engaged=lambda: self.kill_switch_state().engaged,
-                enabled=lambda: self.enabled,
+                switches=self.switches,
                 artifact_id=self._artifact_id,
                 file_writable=self._file_writable,
                 live_cell=self._live_cell,
@@ -200,18 +197,10 @@ class CopilotApp(AgentSettings, ExtensionApp):
         self.skills = SkillLibrary.load(skill_roots(jupyter_path(), self.skills_paths), self.log)
         self.mcp_tools = CopilotTools(
             self.registry.tool(TOOL),
-            self.dispatcher,
-            self.runner,
+            self.notebook,
             self.edit_tool,
             self.approvals,
-            ToolsHost(
-                enabled=lambda: self.enabled,
-                tools_engaged=lambda: self.kill_switch_state().engaged,
-                artifact_id=self._artifact_id,
-                settings=self._action_settings,
-                remember_served=self._remember_served,
-                skills=lambda: self.skills,
-            ),
+            ToolsHost(switches=self.switches, skills=lambda: self.skills),
         )
         self.mcp = McpEndpoint(
             self.mcp_tools, self.skills.summary, __version__, self.telemetry, self.log
@@ -270,11 +259,9 @@ class CopilotApp(AgentSettings, ExtensionApp):
             "agentSandbox": self.sandbox.to_json(),
         }
 
-    def external_caller(
-        self, principal: str, may_write: Callable[[], Awaitable[bool]]
-    ) -> McpCaller:
+    def external_caller(self, principal: str, may_write: Callable[[], Awaitable[bool]]) -> Caller:
         """An outside MCP client's caller, with the grants configured now."""
-        return McpCaller(
+        return Caller(
             kind="external",
             principal=principal,
             agent=EXTERNAL_AGENT,
@@ -343,11 +330,6 @@ class CopilotApp(AgentSettings, ExtensionApp):
         )
         for page in self.dispatcher.pages():
             page.send({"type": "tools-enabled", "enabled": not state.engaged})
-
-    def _remember_served(self, value: dict[str, Any]) -> None:
-        self.served_cells.served(
-            value["artifactId"], value["cellId"], value["expectedSourceHash"], value["cellType"]
-        )
 
     async def _on_contents_event(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
         if data.get("action") == "rename" and isinstance(data.get("source_path"), str):

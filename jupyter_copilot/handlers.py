@@ -11,10 +11,11 @@ from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web, websocket
 
-from .actions import ActionBody, ActionRunner, Caller
+from .actions import ActionBody, ActionRunner
 from .agents import bodies
 from .approvals import Approvals
 from .bridge import PageSession
+from .callers import Caller
 from .edit_tool import EditTool
 from .mcp.endpoint import McpEndpoint
 from .mcp.transport import AsgiExchange
@@ -88,9 +89,9 @@ class ActionHandler(CopilotHandler):
         caller = Caller(may_write=self.may_write)
         result: Any
         if action == ABORT:
-            result = await self._edit.abort(body)
+            result = await self._edit.abort(body.data)
         elif action == INVOKE:
-            result = await self._edit.invoke(caller, body)
+            result = await self._edit.invoke(caller, body.data, body.call_id, body.page_id)
         elif action == GET_CONTEXT:
             result = await self._runner.get_context(caller, body)
         else:

@@ -18,7 +18,7 @@ from jupyter_core.utils import ensure_async
 from jupyter_server.base.handlers import APIHandler
 
 from . import jsontext
-from .mcp.grants import principal_of
+from .callers import principal_of
 from .refusals import Refusal
 from .switches import Switches
 

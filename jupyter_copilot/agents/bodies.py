@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..mcp.grants import APPROVAL_MODES, CONTEXT_REFS
+from ..callers import APPROVAL_MODES, CONTEXT_REFS
 from ..refusals import Refusal
 
 #: The longest message a person may send, in characters.

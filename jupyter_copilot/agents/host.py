@@ -20,8 +20,8 @@ from typing import Any
 import acp
 
 from ..approvals import Approvals
+from ..callers import CONTEXT_REFS, FILES, INTERACTIVE, PLAN, SELECTED_CELL
 from ..dispatcher import Dispatcher
-from ..mcp.grants import CONTEXT_REFS, FILES, INTERACTIVE, PLAN, SELECTED_CELL
 from ..refusals import Refusal
 from ..telemetry import Telemetry
 from . import bodies
@@ -256,7 +256,7 @@ class Conversations:
         if conversation.next_notice is not None:
             turn.notice(conversation.next_notice)
             conversation.next_notice = None
-        language = self._language(conversation)
+        language = self.host.dispatcher.active_language(conversation.page_id)
         blocks = prompt_blocks(message.text, cell, language)
         if conversation.idle is not None:
             conversation.idle.cancel()
@@ -324,14 +324,6 @@ class Conversations:
             raise Refusal("invalid-input", "This conversation is archived; start a new one.")
         if self._stopped:
             raise Refusal("feature-disabled", "The server is stopping.")
-
-    def _language(self, conversation: Conversation) -> str | None:
-        with contextlib.suppress(Refusal):
-            page = self.host.dispatcher.resolve(conversation.page_id)
-            active = (page.state or {}).get("activeNotebook") or {}
-            language = active.get("language")
-            return language if isinstance(language, str) else None
-        return None
 
     async def _run(self, conversation: Conversation, turn: Turn, blocks: list[Any]) -> None:
         started = time.monotonic()

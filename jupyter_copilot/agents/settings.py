@@ -13,7 +13,7 @@ from typing import Any
 
 from traitlets import Bool, Dict, Enum, Float, HasTraits, Int
 
-from ..mcp.grants import McpCaller
+from ..callers import Caller
 from .catalog import build_catalog
 from .conversation import Conversation, TurnLimits
 from .filereviews import FileReviews
@@ -182,7 +182,7 @@ class AgentSettings(HasTraits):
         host = ConversationsHost(
             approvals=app.approvals,
             dispatcher=app.dispatcher,
-            read_cell=app.mcp_tools.read_cell,
+            read_cell=app.notebook.read_cell,
             mcp_url=lambda: mcp_url(
                 secure=bool(server.certfile),
                 ip=server.ip,
@@ -214,9 +214,9 @@ class AgentSettings(HasTraits):
 
     def conversation_caller(
         self, conversation: Conversation, may_write: Callable[[], Awaitable[bool]]
-    ) -> McpCaller:
+    ) -> Caller:
         """A side-panel agent's caller, with its conversation's grants and mode now."""
-        return McpCaller(
+        return Caller(
             kind="conversation",
             principal=conversation.owner,
             agent=conversation.agent.id,

@@ -1,8 +1,9 @@
-"""Who calls a tool, and what that caller may read (docs/protocol.md section 8).
+"""Who calls an action or a tool, and what that caller may read (docs/protocol.md section 8).
 
-A caller is built afresh for every HTTP request from the server's own records (the
-configuration for outside clients, the conversation for side-panel agents); nothing a client
-claims about itself widens what it may read.
+One caller type for every path: the person's own JupyterLab page over REST, an outside MCP
+client, a side-panel conversation's agent. A caller is built afresh for every HTTP request
+from the server's own records (the configuration for outside clients, the conversation for
+side-panel agents); nothing a client claims about itself widens what it may read.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from jupyter_server.auth.identity import IdentityProvider, PasswordIdentityProvider
 
-from ..refusals import Refusal
+from .refusals import Refusal
 
 SELECTED_CELL = "selected_cell"
 ACTIVE_NOTEBOOK = "active_notebook"
@@ -33,6 +34,11 @@ APPROVAL_MODES = (PLAN, INTERACTIVE, AUTOPILOT)
 #: The agent id of MCP clients that are not side-panel conversations.
 EXTERNAL_AGENT = "external"
 
+#: Caller kinds: the person's own page (REST), an outside MCP client, a conversation's agent.
+PAGE = "page"
+EXTERNAL = "external"
+CONVERSATION = "conversation"
+
 #: Identity providers of a single-user server: whoever gets past them is the server's owner.
 #: They give a token-authenticated request a new anonymous name each time, so names cannot
 #: tell one person from another there.
@@ -47,20 +53,25 @@ _WHAT_REFS_ALLOW = {
 
 
 @dataclass(frozen=True)
-class McpCaller:
-    """One tool caller, as the server sees it for one request."""
+class Caller:
+    """One caller, as the server sees it for one request.
 
-    #: ``external`` (an outside MCP client) or ``conversation``.
-    kind: str
-    #: Who owns the caller's calls: only this principal may approve them.
-    principal: str
-    #: The agent id that skills are filtered by.
-    agent: str
-    context_refs: frozenset[str]
-    approval_mode: str
+    The person's own page calls with the defaults: it reads through get-context only, and
+    the review is the person's decision (``autopilot``). MCP callers carry their grants and
+    approval mode: ``plan`` refuses edits, ``interactive`` shows a card before each edit.
+    """
+
     #: The server's authorizer: may this caller's user write notebooks?
     may_write: Callable[[], Awaitable[bool]]
-    #: The conversation id of a side-panel agent; empty for outside clients.
+    #: :data:`PAGE`, :data:`EXTERNAL` (an outside MCP client) or :data:`CONVERSATION`.
+    kind: str = PAGE
+    #: Who owns the caller's calls: only this principal may approve them.
+    principal: str = "owner"
+    #: The agent id that skills are filtered by.
+    agent: str = EXTERNAL_AGENT
+    context_refs: frozenset[str] = frozenset()
+    approval_mode: str = AUTOPILOT
+    #: The conversation id of a side-panel agent; empty for other callers.
     scope: str = ""
 
     @property
