@@ -57,9 +57,9 @@ def handler_routes(app: CopilotApp) -> list[tuple[str, type, dict[str, Any]]]:
                 "switches": switches,
                 "endpoint": app.mcp,
                 "by_token": app.conversations.by_token,
-                "conversation_caller": app.conversation_caller,
+                "conversation_caller": app.conversations.caller,
                 "external_caller": app.external_caller,
             },
         ),
-        *conversation_routes(switches, app.conversations, app.conversations.host.file_reviews),
+        *conversation_routes(switches, app.conversations, app.file_reviews),
     ]

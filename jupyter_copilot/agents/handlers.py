@@ -14,8 +14,8 @@ from ..switches import FEATURE, Switches
 from ..web import CopilotHandler, gated
 from . import bodies
 from .conversation import Conversation
+from .conversations import Conversations
 from .filereviews import FileReviews
-from .host import Conversations
 
 
 class _ConversationHandler(CopilotHandler):
