@@ -27,8 +27,7 @@ from .agents.host import ConversationsHost
 from .agents.policy import mcp_url
 from .agents.sandbox import AUTO, SANDBOX_MODES, Sandbox
 from .approvals import Approvals
-from .bridge import PageSession
-from .callers import APPROVAL_MODES, EXTERNAL_AGENT, NOTEBOOK_REFS, Caller
+from .callers import APPROVAL_MODES, EXTERNAL, EXTERNAL_AGENT, NOTEBOOK_REFS, Caller
 from .collaboration import live_cell_data
 from .dispatcher import Dispatcher
 from .edit_tool import NO_LIVE_DOCUMENT, EditHost, EditTool
@@ -37,6 +36,8 @@ from .killswitch import KillSwitch, KillSwitchState, config_directories, config_
 from .mcp.endpoint import McpEndpoint
 from .mcp.tools import CopilotTools, ToolsHost
 from .notebook import NotebookReader
+from .overview import Overview
+from .pages import Pages
 from .registry import CopilotRegistry, load_registry
 from .routes import handler_routes
 from .sessions import TOOL, Registrations, hook_kernel_manager, hook_session_manager
@@ -361,6 +362,19 @@ class CopilotApp(ExtensionApp):
         )
         self.kill_switch.start(self._on_kill_switch_change)
         self.conversations = self._build_conversations()
+        self.pages = Pages(
+            self.dispatcher, self.edit_tool, self.approvals, self.telemetry, self._welcome
+        )
+        self.pages.on_close.append(self.file_reviews.page_closed)
+        self.overview = Overview(
+            self.registry,
+            self.registrations,
+            self.dispatcher,
+            enabled=lambda: self.enabled,
+            kill_switch=self.kill_switch_state,
+            rtc=self._rtc_enabled,
+            sandbox=lambda: self.sandbox.to_json(),
+        )
         state = self.kill_switch.state()
         self.log.info(
             "jupyter-copilot %s: enabled=%s, kill switch %s (source: %s)",
@@ -374,69 +388,22 @@ class CopilotApp(ExtensionApp):
         """Register the REST and WebSocket routes."""
         self.handlers.extend(handler_routes(self))
 
-    # -- what handlers ask of the app --------------------------------------------------------
-
-    def manifest(self) -> dict[str, list[dict[str, Any]]]:
-        """The registry as served, empty when the feature switch is off."""
-        if not self.enabled:
-            return {"pages": [], "tools": []}
-        return self.registry.manifest()
-
-    def tools(self) -> dict[str, list[dict[str, Any]]]:
-        """The body of ``GET copilot/api/tools``: definitions and per-session registrations."""
-        if not self.enabled:
-            return {"tools": [], "registrations": []}
-        return {
-            "tools": list(self.registry.tools),
-            "registrations": [r.to_json() for r in self.registrations.all()],
-        }
+    # -- what the other collaborators ask of the app -------------------------------------------
 
     def kill_switch_state(self) -> KillSwitchState:
         """The kill switch now, with every JSON config file re-checked."""
         return self.kill_switch.state()
 
-    def status(self) -> dict[str, Any]:
-        """The body of ``GET copilot/api/status``."""
-        kill_switch = self.kill_switch_state()
-        return {
-            "version": __version__,
-            "enabled": self.enabled,
-            "toolsEnabled": not kill_switch.engaged,
-            "killSwitch": kill_switch.to_json(),
-            "pages": len(self.dispatcher.pages()),
-            "rtc": self._rtc_enabled(),
-            "agentSandbox": self.sandbox.to_json(),
-        }
-
     def external_caller(self, principal: str, may_write: Callable[[], Awaitable[bool]]) -> Caller:
         """An outside MCP client's caller, with the grants configured now."""
         return Caller(
-            kind="external",
+            kind=EXTERNAL,
             principal=principal,
             agent=EXTERNAL_AGENT,
             context_refs=frozenset(self.external_context_refs),
             approval_mode=self.external_approval_mode,
             may_write=may_write,
         )
-
-    def new_page_session(self, send: Callable[[dict[str, Any]], None]) -> PageSession:
-        """A session for a page that just connected."""
-        return PageSession(
-            send,
-            self._welcome,
-            self.dispatcher.attach,
-            self._on_state,
-            on_keep=self.edit_tool.keep_verdict,
-            on_review=self.edit_tool.review_decided,
-        )
-
-    def end_page_session(self, session: PageSession) -> None:
-        """A page disconnected: fail its requests, end its reviews and forget it."""
-        session.close()
-        self.dispatcher.detach(session)
-        self.edit_tool.page_closed(session)
-        self.approvals.page_closed(session)
-        self.file_reviews.page_closed(session)
 
     async def stop_extension(self) -> None:
         """Deny waiting approvals, stop the agents, end MCP sessions, stop watching files."""
@@ -500,15 +467,6 @@ class CopilotApp(ExtensionApp):
             "budgetBytes": self.context_budget_bytes,
             "toolInputBudgetBytes": self.tool_input_budget_bytes,
         }
-
-    def _on_state(self, session: PageSession, accepted: bool) -> None:
-        self.telemetry.context_refresh(
-            page_ref=session.ref,
-            accepted=accepted,
-            received=session.counts.received,
-            deduplicated=session.counts.deduplicated,
-            coalesced=session.counts.coalesced,
-        )
 
     def _action_settings(self) -> dict[str, Any]:
         return {

@@ -23,9 +23,9 @@ def handler_routes(app: CopilotApp) -> list[tuple[str, type, dict[str, Any]]]:
     """The routes, with what each handler needs from the app's collaborators."""
     switches = app.switches
     return [
-        (r"/copilot/api/status", StatusHandler, {"answer": app.status}),
-        (r"/copilot/api/manifest", ManifestHandler, {"answer": app.manifest}),
-        (r"/copilot/api/tools", ToolsHandler, {"answer": app.tools}),
+        (r"/copilot/api/status", StatusHandler, {"answer": app.overview.status}),
+        (r"/copilot/api/manifest", ManifestHandler, {"answer": app.overview.manifest}),
+        (r"/copilot/api/tools", ToolsHandler, {"answer": app.overview.tools}),
         (
             r"/copilot/api/actions/(?P<action>[^/]+)",
             ActionHandler,
@@ -41,8 +41,8 @@ def handler_routes(app: CopilotApp) -> list[tuple[str, type, dict[str, Any]]]:
             BridgeHandler,
             {
                 "switches": switches,
-                "open_page": app.new_page_session,
-                "close_page": app.end_page_session,
+                "open_page": app.pages.open,
+                "close_page": app.pages.close,
             },
         ),
         (
