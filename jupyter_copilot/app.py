@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from jupyter_core.paths import jupyter_path
@@ -27,7 +26,7 @@ from .agents.host import ConversationsHost
 from .agents.policy import mcp_url
 from .agents.sandbox import AUTO, SANDBOX_MODES, Sandbox
 from .approvals import Approvals
-from .callers import APPROVAL_MODES, EXTERNAL, EXTERNAL_AGENT, NOTEBOOK_REFS, Caller
+from .callers import APPROVAL_MODES, NOTEBOOK_REFS, ExternalGrants
 from .collaboration import live_cell_data
 from .dispatcher import Dispatcher
 from .edit_tool import NO_LIVE_DOCUMENT, EditHost, EditTool
@@ -366,6 +365,10 @@ class CopilotApp(ExtensionApp):
             self.dispatcher, self.edit_tool, self.approvals, self.telemetry, self._welcome
         )
         self.pages.on_close.append(self.file_reviews.page_closed)
+        self.external = ExternalGrants(
+            context_refs=lambda: self.external_context_refs,
+            approval_mode=lambda: self.external_approval_mode,
+        )
         self.overview = Overview(
             self.registry,
             self.registrations,
@@ -393,17 +396,6 @@ class CopilotApp(ExtensionApp):
     def kill_switch_state(self) -> KillSwitchState:
         """The kill switch now, with every JSON config file re-checked."""
         return self.kill_switch.state()
-
-    def external_caller(self, principal: str, may_write: Callable[[], Awaitable[bool]]) -> Caller:
-        """An outside MCP client's caller, with the grants configured now."""
-        return Caller(
-            kind=EXTERNAL,
-            principal=principal,
-            agent=EXTERNAL_AGENT,
-            context_refs=frozenset(self.external_context_refs),
-            approval_mode=self.external_approval_mode,
-            may_write=may_write,
-        )
 
     async def stop_extension(self) -> None:
         """Deny waiting approvals, stop the agents, end MCP sessions, stop watching files."""

@@ -8,7 +8,7 @@ side-panel agents); nothing a client claims about itself widens what it may read
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,6 +94,27 @@ class Caller:
             "contextRefs": [ref for ref in CONTEXT_REFS if ref in self.context_refs],
             "approvalMode": self.approval_mode,
         }
+
+
+@dataclass(frozen=True)
+class ExternalGrants:
+    """What outside MCP clients are granted, read from the configuration at call time."""
+
+    #: ``CopilotApp.external_context_refs`` now.
+    context_refs: Callable[[], Iterable[str]]
+    #: ``CopilotApp.external_approval_mode`` now.
+    approval_mode: Callable[[], str]
+
+    def caller(self, principal: str, may_write: Callable[[], Awaitable[bool]]) -> Caller:
+        """An outside MCP client's caller, with the grants configured now."""
+        return Caller(
+            kind=EXTERNAL,
+            principal=principal,
+            agent=EXTERNAL_AGENT,
+            context_refs=frozenset(self.context_refs()),
+            approval_mode=self.approval_mode(),
+            may_write=may_write,
+        )
 
 
 def principal_of(identity_provider: Any, user: Any) -> str:

@@ -58,7 +58,7 @@ def handler_routes(app: CopilotApp) -> list[tuple[str, type, dict[str, Any]]]:
                 "endpoint": app.mcp,
                 "by_token": app.conversations.by_token,
                 "conversation_caller": app.conversations.caller,
-                "external_caller": app.external_caller,
+                "external_caller": app.external.caller,
             },
         ),
         *conversation_routes(switches, app.conversations, app.file_reviews),

@@ -125,6 +125,15 @@ def test_every_handler_verb_requires_authentication(copilot) -> None:
     assert checked == 18
 
 
+def test_handlers_get_their_collaborators_not_the_app(copilot) -> None:
+    for _pattern, handler, kwargs in handler_routes(copilot):
+        for name, value in kwargs.items():
+            assert value is not copilot, f"{handler.__name__} gets the app as {name}"
+            assert getattr(value, "__self__", None) is not copilot, (
+                f"{handler.__name__} gets a method of the app as {name}"
+            )
+
+
 class TestFeatureSwitchOff:
     @pytest.fixture
     def copilot_config(self):

@@ -169,5 +169,14 @@ def test_the_package_has_no_import_cycle() -> None:
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
+def test_services_do_not_import_the_http_layer() -> None:
+    graph = import_graph()
+    http = {f"{PACKAGE}.{name}" for name in ("actions", "handlers", "routes", "web", "app")}
+    services = ["edit_tool", "notebook", "dispatcher", "callers", "switches", "pages"]
+    services += [m.removeprefix(f"{PACKAGE}.") for m in graph if m.startswith(f"{PACKAGE}.mcp.")]
+    for service in services:
+        assert not graph[f"{PACKAGE}.{service}"] & http, service
+
+
 if __name__ == "__main__":
     print(describe(import_graph()))
