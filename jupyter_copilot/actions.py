@@ -1,43 +1,21 @@
 """Running actions: the part of a REST call that is neither HTTP nor page protocol.
 
-Handlers parse the request and ask :class:`ActionRunner`; the runner resolves the page
-through the dispatcher, asks it for its live state and builds the answer.
+Handlers parse the request and ask :class:`ActionRunner`; the runner reads through the
+notebook service that the MCP tools use too, and reports what it served.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import jsontext
-from .context import SELECTED_CELL, build_context
-from .dispatcher import Dispatcher
+from .callers import Caller
+from .context import SELECTED_CELL
+from .notebook import NotebookReader
 from .refusals import Refusal
-from .registry import first_error
 from .telemetry import Telemetry
-
-GET_CONTEXT = "jupyter_copilot.notebook.get-context"
-INVOKE = "jupyter_copilot.notebook.edit-cell.invoke"
-ABORT = "jupyter_copilot.notebook.edit-cell.abort"
-
-
-@dataclass(frozen=True)
-class Caller:
-    """What the server's authorizer lets the caller do, asked only when needed.
-
-    REST callers use the defaults: the person's own page calls, and the review is the
-    person's decision. MCP callers carry their approval mode (docs/protocol.md section 8):
-    ``plan`` refuses edits, and with ``approve`` set every edit waits for it to return
-    (it raises :class:`Refusal` to end the call) before anything reaches the page.
-    """
-
-    may_write: Callable[[], Awaitable[bool]]
-    mode: str = "autopilot"
-    #: ``approve(page, path, data, abort)``: show an approval card and wait for the decision.
-    approve: Callable[[Any, str, dict[str, Any], Any], Awaitable[None]] | None = None
 
 
 @dataclass(frozen=True)
@@ -48,59 +26,39 @@ class ActionBody:
     page_id: str | None
     call_id: str | None
 
-
-def parse_body(raw: bytes) -> ActionBody:
-    """Parse an action body, refusing anything that is not the contract's shape."""
-    try:
-        body = jsontext.parse(raw or b"{}")
-    except jsontext.BadJson as e:
-        raise Refusal("invalid-input", str(e)) from None
-    if not isinstance(body, dict):
-        raise Refusal("invalid-input", "The request body must be a JSON object.")
-    data = body.get("data", {})
-    page_id = body.get("pageId")
-    call_id = body.get("callId")
-    if not isinstance(data, dict):
-        raise Refusal("invalid-input", "'data' must be a JSON object.")
-    for name, value in (("pageId", page_id), ("callId", call_id)):
-        if value is not None and not (isinstance(value, str) and 0 < len(value) <= 128):
-            raise Refusal("invalid-input", f"'{name}' must be a string of 1 to 128 characters.")
-    return ActionBody(data, page_id, call_id)
+    @classmethod
+    def parse(cls, body: dict[str, Any]) -> ActionBody:
+        """Check a body's fields, refusing anything that is not the contract's shape."""
+        data = body.get("data", {})
+        page_id = body.get("pageId")
+        call_id = body.get("callId")
+        if not isinstance(data, dict):
+            raise Refusal("invalid-input", "'data' must be a JSON object.")
+        for name, value in (("pageId", page_id), ("callId", call_id)):
+            if value is not None and not (isinstance(value, str) and 0 < len(value) <= 128):
+                raise Refusal("invalid-input", f"'{name}' must be a string of 1 to 128 characters.")
+        return cls(data, page_id, call_id)
 
 
 class ActionRunner:
-    """Runs the registry's actions for one server."""
+    """Runs the registry's read action for one server and reports it (``context/served``)."""
 
-    def __init__(
-        self,
-        dispatcher: Dispatcher,
-        telemetry: Telemetry,
-        artifact_id: Callable[[str], str | None],
-        settings: Callable[[], dict[str, Any]],
-        on_served: Callable[[dict[str, Any]], None] | None = None,
-    ) -> None:
-        self.dispatcher = dispatcher
+    def __init__(self, notebook: NotebookReader, telemetry: Telemetry) -> None:
+        self.notebook = notebook
         self.telemetry = telemetry
-        self._artifact_id = artifact_id
-        self._settings = settings
-        self._on_served = on_served
 
     async def get_context(self, caller: Caller, body: ActionBody) -> dict[str, Any]:
         """Serve ``{"customContext": [...]}`` from the page's live state at call time."""
         started = time.perf_counter()
-        page_ref = None
+        page = None
         try:
             if body.data:
                 raise Refusal("invalid-input", "get-context takes no data.")
-            if body.page_id is None and not self.dispatcher.pages():
-                entries: list[dict[str, Any]] = []
-            else:
-                page = self.dispatcher.resolve(body.page_id)
-                page_ref = page.ref
-                entries = await self._entries_from(page, caller)
+            page = self.notebook.context_page(body.page_id)
+            entries = await self.notebook.entries(caller, page)
         except Refusal as refusal:
             self.telemetry.context_served(
-                page_ref=page_ref,
+                page_ref=None if page is None else page.ref,
                 latency_ms=_ms_since(started),
                 size=0,
                 entry_count=0,
@@ -109,10 +67,6 @@ class ActionRunner:
             )
             raise
         served = {"customContext": entries}
-        if self._on_served is not None:
-            for entry in entries:
-                if entry["name"] == SELECTED_CELL and "omitted" not in entry:
-                    self._on_served(entry["value"])
         omitted = next(
             (
                 e["omitted"]["reason"]
@@ -122,7 +76,7 @@ class ActionRunner:
             None,
         )
         self.telemetry.context_served(
-            page_ref=page_ref,
+            page_ref=None if page is None else page.ref,
             latency_ms=_ms_since(started),
             size=len(json.dumps(served, ensure_ascii=False).encode("utf-8", "surrogatepass")),
             entry_count=len(entries),
@@ -130,22 +84,6 @@ class ActionRunner:
             outcome="served",
         )
         return served
-
-    async def _entries_from(self, page: Any, caller: Caller) -> list[dict[str, Any]]:
-        settings = self._settings()
-        data = await page.request(GET_CONTEXT, {}, settings["page_timeout_seconds"])
-        problem = first_error("get-context-result", data)
-        if problem is not None:
-            raise Refusal("timeout", "The JupyterLab page answered with something unusable.")
-        active = data["activeNotebook"]
-        if active is None:
-            return []
-        return build_context(
-            active,
-            self._artifact_id(active["path"]),
-            may_write=await caller.may_write(),
-            budget_bytes=settings["context_budget_bytes"],
-        )
 
 
 def _ms_since(started: float) -> float:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import os
+import shutil
 from typing import Any
 
 from jupyter_core.paths import jupyter_path
@@ -12,25 +13,35 @@ from jupyter_server.services.contents.filemanager import (
     AsyncFileContentsManager,
     FileContentsManager,
 )
-from traitlets import Bool, Enum, Float, Int, List, Unicode, default
+from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, default
 
 from ._version import __version__
 from .actions import ActionRunner
-from .agents.settings import AgentSettings
+from .agents.catalog import build_catalog
+from .agents.conversation import TurnLimits
+from .agents.conversations import Conversations
+from .agents.filereviews import FileReviews
+from .agents.files import SHELL_ASK, SHELL_POLICIES
+from .agents.host import ConversationsHost
+from .agents.policy import mcp_url
+from .agents.sandbox import AUTO, SANDBOX_MODES, Sandbox
 from .approvals import Approvals
-from .bridge import PageSession
+from .callers import APPROVAL_MODES, NOTEBOOK_REFS, ExternalGrants
 from .collaboration import live_cell_data
 from .dispatcher import Dispatcher
 from .edit_tool import NO_LIVE_DOCUMENT, EditHost, EditTool
 from .edits import ServedCells
-from .handlers import handler_routes
 from .killswitch import KillSwitch, KillSwitchState, config_directories, config_engaged
 from .mcp.endpoint import McpEndpoint
-from .mcp.grants import APPROVAL_MODES, EXTERNAL_AGENT, NOTEBOOK_REFS, McpCaller
 from .mcp.tools import CopilotTools, ToolsHost
+from .notebook import NotebookReader
+from .overview import Overview
+from .pages import Pages
 from .registry import CopilotRegistry, load_registry
+from .routes import handler_routes
 from .sessions import TOOL, Registrations, hook_kernel_manager, hook_session_manager
 from .skills import SkillLibrary, skill_roots
+from .switches import Switches
 from .telemetry import Telemetry
 
 #: ``get`` of the contents managers whose ``writable`` is exactly ``is_writable(path)``.
@@ -39,7 +50,7 @@ _STOCK_GETS = (FileContentsManager.get, AsyncFileContentsManager.get)
 CONTENTS_EVENTS = "https://events.jupyter.org/jupyter_server/contents_service/v1"
 
 
-class CopilotApp(AgentSettings, ExtensionApp):
+class CopilotApp(ExtensionApp):
     """jupyter-copilot: serves the active notebook's context and the reviewable edit tool."""
 
     name = "jupyter_copilot"
@@ -147,6 +158,146 @@ class CopilotApp(AgentSettings, ExtensionApp):
         """,
     )
 
+    agents = Dict(
+        config=True,
+        help="""Agent Client Protocol agents offered in the Copilot side panel, by id.
+
+        Each value is a dict with `command` (a list of strings, or one string split like a
+        shell would), `label`, `description` (one line is shown), `env` (extra environment
+        variables: a string, or `{"fromEnv": "NAME"}` to pass the server's own variable NAME
+        through, which keeps keys out of config files) and `guarded` (default true; false
+        marks an agent that acts without asking the client, with a warning in the panel).
+        Example: `{"claude": {"label": "Claude Code", "command": ["claude-agent-acp"],
+        "env": {"ANTHROPIC_API_KEY": {"fromEnv": "ANTHROPIC_API_KEY"}}}}`.
+        An agent starts when a conversation sends its first message, one process per
+        conversation, in the server's root directory, with a trimmed environment (HOME,
+        PATH, USER, SHELL, TERM, LOGNAME) plus `env`. The first agent is the default.
+        When this is empty, the shipped rule-based demo agent is offered. A malformed entry
+        is skipped with a warning.
+        """,
+    )
+
+    discover_agents = Bool(
+        True,
+        config=True,
+        help="""Offer known ACP agents found on PATH without configuration.
+
+        Known commands: `claude-agent-acp` (or the older `claude-code-acp`), `gemini` (with
+        `--acp`), and, only with `allow_unguarded_agents`, `codex-acp` and `goose` (with
+        `acp`). A configured agent with the same id replaces the known one. Set to False to
+        offer only the configured agents.
+        """,
+    )
+
+    allow_unguarded_agents = Bool(
+        False,
+        config=True,
+        help="""Also offer known agents that jupyter-copilot cannot hold to its rules.
+
+        Such an agent acts on files or runs commands with its own tools without asking
+        jupyter-copilot first, so its changes are not reviewed. When True they are offered
+        with a plain warning in the Agent menu. The sandbox (`agent_sandbox`) still keeps
+        the server's folder read-only for them where it works.
+        """,
+    )
+
+    agent_shell = Enum(
+        SHELL_POLICIES,
+        default_value=SHELL_ASK,
+        config=True,
+        help="""Whether agents may ask to run shell commands.
+
+        `ask`: a command an agent sends through ACP shows a card with the exact command and
+        folder, and runs only after the person allows it (never automatically, not even in
+        Autopilot; never in Plan or Chat-only). `never`: every command ends with
+        `not-permitted`.
+        """,
+    )
+
+    agent_shell_timeout_seconds = Float(
+        120.0,
+        min=1.0,
+        config=True,
+        help="""Seconds an allowed shell command may run before its process group is killed.""",
+    )
+
+    agent_turn_timeout_seconds = Float(
+        1800.0,
+        min=1.0,
+        config=True,
+        help="""Seconds an agent may take to answer one message.
+
+        Past it the agent's turn is cancelled (and the agent stopped if it goes on), and the
+        turn ends with an error that says so.
+        """,
+    )
+
+    agent_reply_max_bytes = Int(
+        1024 * 1024,
+        min=1024,
+        config=True,
+        help="""Largest reply one turn may stream, in UTF-8 bytes; past it the turn is stopped.""",
+    )
+
+    agent_turn_max_events = Int(
+        10_000,
+        min=100,
+        config=True,
+        help="""Most updates (reply chunks, tool call updates) one turn may send; past it the
+        turn is stopped.""",
+    )
+
+    agent_max_archived_conversations = Int(
+        50,
+        min=1,
+        config=True,
+        help="""Archived conversations kept per person (read only, in the panel's list);
+        archiving one more forgets the oldest. Kept in memory only, until the server stops.""",
+    )
+
+    agent_line_max_bytes = Int(
+        TurnLimits.line_bytes,
+        min=64 * 1024,
+        config=True,
+        help="""Longest line (one Agent Client Protocol message) an agent may write on its
+        output, in bytes; past it the agent is stopped and its turn ends with an error.""",
+    )
+
+    agent_max_pending_cards = Int(
+        20,
+        min=1,
+        config=True,
+        help="""Most approval cards one conversation may have waiting at once; a further
+        request is refused without a card. A turn's cards end with the turn.""",
+    )
+
+    agent_sandbox = Enum(
+        SANDBOX_MODES,
+        default_value=AUTO,
+        config=True,
+        help="""Run agent processes with the server's folder read-only (bubblewrap).
+
+        `auto`: when `bwrap` works on this machine (tried once at start). `required`: no
+        agent starts without it. `off`: never. Under the sandbox even an agent tool that is
+        not routed through jupyter-copilot cannot change the person's files; the agent's
+        own state folders (for example `~/.claude`) stay writable. `copilot/api/status` and
+        the Agent menu say whether it is in force.
+        """,
+    )
+
+    agent_idle_timeout_seconds = Float(
+        1800.0,
+        min=0.0,
+        config=True,
+        help="""Seconds a conversation's agent process may sit idle before it is stopped.
+
+        Each conversation has its own agent process; one that has not had a message for
+        this long is stopped to give its memory back, and the next message starts it again
+        (it then no longer remembers the earlier messages, and the panel says so).
+        0 keeps agents running until their conversation is archived or the server stops.
+        """,
+    )
+
     @default("config_file_name")
     def _config_file_name_default(self) -> str:
         # The default would be jupyter_jupyter_copilot_config.
@@ -156,16 +307,17 @@ class CopilotApp(AgentSettings, ExtensionApp):
         """Load the registry (refusing to start on bad data) and build the collaborators."""
         assert self.serverapp is not None
         self.registry: CopilotRegistry = load_registry()
+        self.switches = Switches(
+            enabled=lambda: self.enabled,
+            tools_engaged=lambda: self.kill_switch_state().engaged,
+        )
         self.dispatcher = Dispatcher()
         self.telemetry = Telemetry(getattr(self.serverapp, "event_logger", None))
         self.served_cells = ServedCells()
-        self.runner = ActionRunner(
-            self.dispatcher,
-            self.telemetry,
-            self._artifact_id,
-            self._action_settings,
-            on_served=self._remember_served,
+        self.notebook = NotebookReader(
+            self.dispatcher, self._artifact_id, self._action_settings, self.served_cells
         )
+        self.runner = ActionRunner(self.notebook, self.telemetry)
         self.registrations = Registrations(self._artifact_id)
         hook_session_manager(self.serverapp.session_manager, self.registrations)
         hook_kernel_manager(self.serverapp.kernel_manager, self.registrations)
@@ -178,8 +330,7 @@ class CopilotApp(AgentSettings, ExtensionApp):
             self.registrations,
             self.telemetry,
             EditHost(
-                tools_engaged=lambda: self.kill_switch_state().engaged,
-                enabled=lambda: self.enabled,
+                switches=self.switches,
                 artifact_id=self._artifact_id,
                 file_writable=self._file_writable,
                 live_cell=self._live_cell,
@@ -195,18 +346,10 @@ class CopilotApp(AgentSettings, ExtensionApp):
         self.skills = SkillLibrary.load(skill_roots(jupyter_path(), self.skills_paths), self.log)
         self.mcp_tools = CopilotTools(
             self.registry.tool(TOOL),
-            self.dispatcher,
-            self.runner,
+            self.notebook,
             self.edit_tool,
             self.approvals,
-            ToolsHost(
-                enabled=lambda: self.enabled,
-                tools_engaged=lambda: self.kill_switch_state().engaged,
-                artifact_id=self._artifact_id,
-                settings=self._action_settings,
-                remember_served=self._remember_served,
-                skills=lambda: self.skills,
-            ),
+            ToolsHost(switches=self.switches, skills=lambda: self.skills),
         )
         self.mcp = McpEndpoint(
             self.mcp_tools, self.skills.summary, __version__, self.telemetry, self.log
@@ -217,7 +360,24 @@ class CopilotApp(AgentSettings, ExtensionApp):
             log=self.log,
         )
         self.kill_switch.start(self._on_kill_switch_change)
-        self.conversations = self.build_conversations(self)
+        self.conversations = self._build_conversations()
+        self.pages = Pages(
+            self.dispatcher, self.edit_tool, self.approvals, self.telemetry, self._welcome
+        )
+        self.pages.on_close.append(self.file_reviews.page_closed)
+        self.external = ExternalGrants(
+            context_refs=lambda: self.external_context_refs,
+            approval_mode=lambda: self.external_approval_mode,
+        )
+        self.overview = Overview(
+            self.registry,
+            self.registrations,
+            self.dispatcher,
+            enabled=lambda: self.enabled,
+            kill_switch=self.kill_switch_state,
+            rtc=self._rtc_enabled,
+            sandbox=lambda: self.sandbox.to_json(),
+        )
         state = self.kill_switch.state()
         self.log.info(
             "jupyter-copilot %s: enabled=%s, kill switch %s (source: %s)",
@@ -231,71 +391,11 @@ class CopilotApp(AgentSettings, ExtensionApp):
         """Register the REST and WebSocket routes."""
         self.handlers.extend(handler_routes(self))
 
-    # -- what handlers ask of the app --------------------------------------------------------
-
-    def manifest(self) -> dict[str, list[dict[str, Any]]]:
-        """The registry as served, empty when the feature switch is off."""
-        if not self.enabled:
-            return {"pages": [], "tools": []}
-        return self.registry.manifest()
-
-    def tools(self) -> dict[str, list[dict[str, Any]]]:
-        """The body of ``GET copilot/api/tools``: definitions and per-session registrations."""
-        if not self.enabled:
-            return {"tools": [], "registrations": []}
-        return {
-            "tools": list(self.registry.tools),
-            "registrations": [r.to_json() for r in self.registrations.all()],
-        }
+    # -- what the other collaborators ask of the app -------------------------------------------
 
     def kill_switch_state(self) -> KillSwitchState:
         """The kill switch now, with every JSON config file re-checked."""
         return self.kill_switch.state()
-
-    def status(self) -> dict[str, Any]:
-        """The body of ``GET copilot/api/status``."""
-        kill_switch = self.kill_switch_state()
-        return {
-            "version": __version__,
-            "enabled": self.enabled,
-            "toolsEnabled": not kill_switch.engaged,
-            "killSwitch": kill_switch.to_json(),
-            "pages": len(self.dispatcher.pages()),
-            "rtc": self._rtc_enabled(),
-            "agentSandbox": self.sandbox.to_json(),
-        }
-
-    def external_caller(
-        self, principal: str, may_write: Callable[[], Awaitable[bool]]
-    ) -> McpCaller:
-        """An outside MCP client's caller, with the grants configured now."""
-        return McpCaller(
-            kind="external",
-            principal=principal,
-            agent=EXTERNAL_AGENT,
-            context_refs=frozenset(self.external_context_refs),
-            approval_mode=self.external_approval_mode,
-            may_write=may_write,
-        )
-
-    def new_page_session(self, send: Callable[[dict[str, Any]], None]) -> PageSession:
-        """A session for a page that just connected."""
-        return PageSession(
-            send,
-            self._welcome,
-            self.dispatcher.attach,
-            self._on_state,
-            on_keep=self.edit_tool.keep_verdict,
-            on_review=self.edit_tool.review_decided,
-        )
-
-    def end_page_session(self, session: PageSession) -> None:
-        """A page disconnected: fail its requests, end its reviews and forget it."""
-        session.close()
-        self.dispatcher.detach(session)
-        self.edit_tool.page_closed(session)
-        self.approvals.page_closed(session)
-        self.conversations.host.file_reviews.page_closed(session)
 
     async def stop_extension(self) -> None:
         """Deny waiting approvals, stop the agents, end MCP sessions, stop watching files."""
@@ -306,21 +406,59 @@ class CopilotApp(AgentSettings, ExtensionApp):
 
     # -- internals ---------------------------------------------------------------------------
 
+    def _build_conversations(self) -> Conversations:
+        """The conversations of this server, with the agents on offer now."""
+        server = self.serverapp
+        assert server is not None
+        catalog = build_catalog(
+            self.agents,
+            self.discover_agents,
+            shutil.which,
+            self.log.warning,
+            self.allow_unguarded_agents,
+        )
+        root = os.path.abspath(os.path.expanduser(server.root_dir))
+        self.sandbox = Sandbox.detect(self.agent_sandbox, root)
+        self.log.info("jupyter-copilot agent sandbox: %s", self.sandbox.text)
+        self.file_reviews = FileReviews(
+            lambda: server.contents_manager, lambda: self.kill_switch_state().engaged
+        )
+        host = ConversationsHost(
+            approvals=self.approvals,
+            dispatcher=self.dispatcher,
+            read_cell=self.notebook.read_cell,
+            mcp_url=lambda: mcp_url(
+                secure=bool(server.certfile),
+                ip=server.ip,
+                port=server.port,
+                base_url=server.base_url,
+            ),
+            tools_enabled=lambda: not self.kill_switch_state().engaged,
+            idle_timeout=lambda: self.agent_idle_timeout_seconds,
+            cwd=root,
+            telemetry=self.telemetry,
+            log=self.log,
+            file_reviews=self.file_reviews,
+            shell_policy=lambda: self.agent_shell,
+            shell_timeout=lambda: self.agent_shell_timeout_seconds,
+            sandbox=self.sandbox,
+            our_tools=frozenset(d["name"] for d in self.mcp_tools.definitions),
+            max_archived=lambda: self.agent_max_archived_conversations,
+            limits=lambda: TurnLimits(
+                reply_bytes=self.agent_reply_max_bytes,
+                events=self.agent_turn_max_events,
+                turn_seconds=self.agent_turn_timeout_seconds,
+                line_bytes=self.agent_line_max_bytes,
+            ),
+        )
+        return Conversations(host, catalog)
+
     def _welcome(self) -> dict[str, Any]:
         return {
             "toolsEnabled": not self.kill_switch_state().engaged,
             "budgetBytes": self.context_budget_bytes,
             "toolInputBudgetBytes": self.tool_input_budget_bytes,
         }
-
-    def _on_state(self, session: PageSession, accepted: bool) -> None:
-        self.telemetry.context_refresh(
-            page_ref=session.ref,
-            accepted=accepted,
-            received=session.counts.received,
-            deduplicated=session.counts.deduplicated,
-            coalesced=session.counts.coalesced,
-        )
 
     def _action_settings(self) -> dict[str, Any]:
         return {
@@ -338,11 +476,6 @@ class CopilotApp(AgentSettings, ExtensionApp):
         )
         for page in self.dispatcher.pages():
             page.send({"type": "tools-enabled", "enabled": not state.engaged})
-
-    def _remember_served(self, value: dict[str, Any]) -> None:
-        self.served_cells.served(
-            value["artifactId"], value["cellId"], value["expectedSourceHash"], value["cellType"]
-        )
 
     async def _on_contents_event(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
         if data.get("action") == "rename" and isinstance(data.get("source_path"), str):

@@ -10,6 +10,8 @@ identity on each request), so pages are not partitioned by identity here.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .bridge import PageSession
 from .refusals import Refusal
 
@@ -63,3 +65,28 @@ class Dispatcher:
             f"{len(pages)} JupyterLab pages are open and none has had focus yet. "
             "Click into the notebook you mean, or pass its pageId.",
         )
+
+    def active_notebook(
+        self, page_id: str | None = None, not_a_notebook: str | None = None
+    ) -> tuple[PageSession, dict[str, Any]]:
+        """The page that answers a call and its active notebook, open in an editing view.
+
+        The one look-up of the active notebook: refuses like :meth:`resolve`, and with
+        ``not-authoring-view`` (``not_a_notebook`` as its text) when the page's active tab
+        is not a notebook in the notebook view (docs/protocol.md section 5, step 2).
+        """
+        page = self.resolve(page_id)
+        active = (page.state or {}).get("activeNotebook")
+        if not active or active.get("viewType") != "notebook":
+            raise Refusal("not-authoring-view", not_a_notebook)
+        return page, active
+
+    def active_language(self, page_id: str | None = None) -> str | None:
+        """The kernel language of the active notebook of the page that answers, if known."""
+        try:
+            page = self.resolve(page_id)
+        except Refusal:
+            return None
+        active = (page.state or {}).get("activeNotebook") or {}
+        language = active.get("language")
+        return language if isinstance(language, str) else None

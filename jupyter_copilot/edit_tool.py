@@ -18,8 +18,8 @@ from typing import Any
 
 import jsonschema
 
-from .actions import ABORT, INVOKE, ActionBody, Caller
 from .bridge import PageSession
+from .callers import PLAN, Caller
 from .context import source_hash
 from .dispatcher import Dispatcher
 from .edits import (
@@ -32,8 +32,9 @@ from .edits import (
     simple_object_check,
 )
 from .refusals import Refusal
-from .registry import schema_problem
+from .registry import ABORT, INVOKE, schema_problem
 from .sessions import Registrations
+from .switches import TOOLS, Switches
 from .telemetry import Telemetry
 
 #: How long an abort waits for the page to withdraw a review; the server-side mark that
@@ -43,13 +44,15 @@ ABORT_PAGE_SECONDS = 5.0
 #: Sentinel of :attr:`EditHost.live_cell`: no live shared document to check against.
 NO_LIVE_DOCUMENT: Any = object()
 
+#: ``approve(page, path, data, abort)``: show an approval card and wait for the decision.
+Approve = Callable[[PageSession, str, dict[str, Any], asyncio.Event], Awaitable[None]]
+
 
 @dataclass(frozen=True)
 class EditHost:
     """What the edit tool asks of the server, each read at call time."""
 
-    tools_engaged: Callable[[], bool]
-    enabled: Callable[[], bool]
+    switches: Switches
     artifact_id: Callable[[str], str | None]
     file_writable: Callable[[str], Awaitable[bool]]
     #: The cell (artifactId, cellId) in the live shared document as plain data, None when
@@ -80,15 +83,27 @@ class EditTool:
 
     # -- invoke ------------------------------------------------------------------------------
 
-    async def invoke(self, caller: Caller, body: ActionBody) -> dict[str, Any]:
-        """Run one ``edit-cell.invoke``; returns once the review is open."""
+    async def invoke(
+        self,
+        caller: Caller,
+        data: dict[str, Any],
+        call_id: str | None = None,
+        page_id: str | None = None,
+        approve: Approve | None = None,
+    ) -> dict[str, Any]:
+        """Run one ``edit-cell.invoke``; returns once the review is open.
+
+        ``call_id`` identifies the call for this user (one is made up when it is None);
+        ``page_id`` picks the page; ``approve``, when given, must return (or raise
+        :class:`Refusal` to end the call) before anything reaches the page.
+        """
         started = time.perf_counter()
-        problem = self._input_problem(body.data)
+        problem = self._input_problem(data)
         if problem is not None:
             self.telemetry.edit_refused(call_ref=None, code="invalid-input", latency_ms=0.0)
             raise Refusal("invalid-input", f"The tool input is not valid: {problem}.")
-        call_id = body.call_id or uuid.uuid4().hex
-        call = self.calls.start(call_id, body.data)
+        call_id = call_id or uuid.uuid4().hex
+        call = self.calls.start(call_id, data)
         if call is None:
             # The first call's result, waiting for it if it is still running.
             return await self.calls.first_outcome(call_id)
@@ -96,10 +111,10 @@ class EditTool:
         call.check_ms = (time.perf_counter() - started) * 1000.0
         self.telemetry.edit_invoked(
             call_ref=call.ref,
-            new_source_bytes=len(body.data["newSource"].encode("utf-8", "replace")),
+            new_source_bytes=len(data["newSource"].encode("utf-8", "replace")),
         )
         try:
-            result = await self._run(call, caller, body, started)
+            result = await self._run(call, caller, data, page_id, approve, started)
         except Refusal as refusal:
             self.calls.finish(call, refusal)
             self.telemetry.edit_refused(
@@ -115,18 +130,24 @@ class EditTool:
         return schema_problem(self._validator, data)
 
     async def _run(
-        self, call: EditCall, caller: Caller, body: ActionBody, started: float
+        self,
+        call: EditCall,
+        caller: Caller,
+        data: dict[str, Any],
+        page_id: str | None,
+        approve: Approve | None,
+        started: float,
     ) -> dict[str, Any]:
         resumed = time.perf_counter()
-        data = body.data
         settings = self.host.settings()
-        page, path, expected_type = await self._server_checks(call, caller, body, settings)
-        if caller.approve is not None:
+        checks = (call, caller, data, page_id, settings)
+        page, path, expected_type = await self._server_checks(*checks)
+        if approve is not None:
             call.check_ms += (time.perf_counter() - resumed) * 1000.0
-            await caller.approve(page, path, data, call.abort_requested)
+            await approve(page, path, data, call.abort_requested)
             # The person may have taken minutes: everything is checked again.
             resumed = time.perf_counter()
-            page, path, expected_type = await self._server_checks(call, caller, body, settings)
+            page, path, expected_type = await self._server_checks(*checks)
         call.check_ms += (time.perf_counter() - resumed) * 1000.0
         call.page = page
         call.artifact_id = data["artifactId"]
@@ -143,24 +164,24 @@ class EditTool:
         return edit_result(data["artifactId"], data["cellId"], source_hash(data["newSource"]))
 
     async def _server_checks(
-        self, call: EditCall, caller: Caller, body: ActionBody, settings: dict[str, Any]
+        self,
+        call: EditCall,
+        caller: Caller,
+        data: dict[str, Any],
+        page_id: str | None,
+        settings: dict[str, Any],
     ) -> tuple[PageSession, str, str | None]:
         """Steps 1 to 7 of docs/protocol.md section 5 that the server can decide on its own."""
-        data = body.data
         # 1. Switches, then the caller's mode.
-        if self.host.tools_engaged():
-            raise Refusal("kill-switch")
-        if not self.host.enabled():
-            raise Refusal("feature-disabled")
-        if caller.mode == "plan":
+        self.host.switches.require(TOOLS)
+        if caller.approval_mode == PLAN:
             raise Refusal(
                 "plan-mode", "This conversation is in plan mode: it may read, not propose edits."
             )
         # 2. The page and its view.
-        page = self.dispatcher.resolve(body.page_id)
-        active = (page.state or {}).get("activeNotebook")
-        if not active or active.get("viewType") != "notebook":
-            raise Refusal("not-authoring-view", "The active tab is not a notebook being edited.")
+        page, active = self.dispatcher.active_notebook(
+            page_id, not_a_notebook="The active tab is not a notebook being edited."
+        )
         path = active["path"]
         # 3. The artifact and its kernel session.
         if self.host.artifact_id(path) != data["artifactId"]:
@@ -224,12 +245,10 @@ class EditTool:
 
     # -- abort -------------------------------------------------------------------------------
 
-    async def abort(self, body: ActionBody) -> dict[str, bool]:
+    async def abort(self, data: dict[str, Any]) -> dict[str, bool]:
         """Run one ``edit-cell.abort``: never refused by the switches."""
-        call_id = body.data.get("callId")
-        if set(body.data) != {"callId"} or not (
-            isinstance(call_id, str) and 0 < len(call_id) <= 128
-        ):
+        call_id = data.get("callId")
+        if set(data) != {"callId"} or not (isinstance(call_id, str) and 0 < len(call_id) <= 128):
             raise Refusal("invalid-input", "abort takes exactly {'callId': <1 to 128 characters>}.")
         call = self.calls.get(call_id)
         if call is None or call.decided or (call.outcome.done() and not call.review_open):
@@ -264,10 +283,8 @@ class EditTool:
         code: str | None = None
         if call is None or call.page is not page or not call.review_open or call.decided:
             code = "aborted"
-        elif self.host.tools_engaged():
-            code = "kill-switch"
-        elif not self.host.enabled():
-            code = "feature-disabled"
+        elif (refused := self.host.switches.refusal(TOOLS)) is not None:
+            code = refused
         elif call.artifact_id is None or not self.registrations.for_artifact(call.artifact_id):
             # The kernel session that the tool was registered for has ended.
             code = "no-active-session"

@@ -2,7 +2,7 @@
 
 Nothing here does I/O. :class:`EditCalls` remembers every ``edit-cell.invoke`` by callId
 (docs/protocol.md section 4.2) so that a repeat returns the first result, an abort finds its call
-and a Keep can be judged; the runner in ``actions.py`` does the talking.
+and a Keep can be judged; the edit tool (``edit_tool.py``) does the talking.
 """
 
 from __future__ import annotations

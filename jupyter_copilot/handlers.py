@@ -3,137 +3,125 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
-from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import authorized, ws_authenticated
-from jupyter_server.base.handlers import APIHandler, JupyterHandler
+from jupyter_server.base.handlers import JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web, websocket
 
-from . import jsontext
-from .actions import ABORT, GET_CONTEXT, INVOKE, Caller, parse_body
+from .actions import ActionBody, ActionRunner
 from .agents import bodies
+from .approvals import Approvals
 from .bridge import PageSession
-from .mcp.grants import principal_of
+from .callers import Caller
+from .edit_tool import EditTool
+from .mcp.endpoint import McpEndpoint
 from .mcp.transport import AsgiExchange
 from .refusals import Refusal
+from .registry import ABORT, GET_CONTEXT, INVOKE
+from .switches import FEATURE, Switches, action_gate
+from .web import AUTH_RESOURCE, CopilotHandler, RefusalAnswers, gated
 
-if TYPE_CHECKING:
-    from .app import CopilotApp
-
-AUTH_RESOURCE = "copilot"
-
-
-class CopilotAPIHandler(APIHandler):
-    """Base for the REST endpoints: holds the app and answers refusals as contract JSON."""
-
-    auth_resource = AUTH_RESOURCE
-
-    def initialize(self, app: CopilotApp) -> None:  # type: ignore[override]
-        """Receive the extension app that owns the dispatcher and settings."""
-        self.copilot = app
-
-    def refuse(self, refusal: Refusal) -> None:
-        """Finish the request with the refusal's status and body."""
-        self.set_status(refusal.status)
-        self.finish(json.dumps(refusal.to_json()))
-
-    async def _may_write(self) -> bool:
-        """Whether the server's authorizer lets this user write notebooks."""
-        return bool(
-            await ensure_async(
-                self.authorizer.is_authorized(self, self.current_user, "write", "contents")
-            )
-        )
+#: What a GET of status, manifest or tools answers with, built at call time.
+Answer = Callable[[], dict[str, Any]]
 
 
-class StatusHandler(CopilotAPIHandler):
+class _ReadHandler(CopilotHandler):
+    """Base of the GET endpoints that answer whatever the switches say."""
+
+    def initialize(self, answer: Answer) -> None:  # type: ignore[override]
+        """Receive what builds the answer."""
+        self._answer = answer
+
+
+class StatusHandler(_ReadHandler):
     """``GET copilot/api/status``: switches, kill-switch source and connected pages."""
 
     @web.authenticated
     @authorized
     def get(self) -> None:
         """Report the extension's state; answers even when the feature switch is off."""
-        self.finish(json.dumps(self.copilot.status()))
+        self.reply(self._answer())
 
 
-class ManifestHandler(CopilotAPIHandler):
+class ManifestHandler(_ReadHandler):
     """``GET copilot/api/manifest``: the page manifests and tool definitions."""
 
     @web.authenticated
     @authorized
     def get(self) -> None:
         """The registry, or empty lists when the feature switch is off."""
-        self.finish(json.dumps(self.copilot.manifest()))
+        self.reply(self._answer())
 
 
-class ToolsHandler(CopilotAPIHandler):
+class ToolsHandler(_ReadHandler):
     """``GET copilot/api/tools``: tool definitions and one registration per kernel session."""
 
     @web.authenticated
     @authorized
     def get(self) -> None:
         """The tools and their live registrations, empty when the feature switch is off."""
-        self.finish(json.dumps(self.copilot.tools()))
+        self.reply(self._answer())
 
 
-class ActionHandler(CopilotAPIHandler):
+class ActionHandler(CopilotHandler):
     """``POST copilot/api/actions/<action>``: run one registry action."""
+
+    def initialize(  # type: ignore[override]
+        self, switches: Switches, actions: frozenset[str], runner: ActionRunner, edit: EditTool
+    ) -> None:
+        """Receive the switches, the registry's actions, and what runs them."""
+        self.switches = switches
+        self._actions = actions
+        self._runner = runner
+        self._edit = edit
 
     @web.authenticated
     @authorized
+    @gated(action_gate)
     async def post(self, action: str) -> None:
         """Run ``action`` for the current user; every refusal is a contract error body."""
-        try:
-            result = await self._run(action)
-        except Refusal as refusal:
-            self.refuse(refusal)
-            return
+        if action not in self._actions:
+            raise Refusal("unknown-action", "There is no action by that name.")
+        body = ActionBody.parse(self.json_body())
+        caller = Caller(may_write=self.may_write)
+        result: Any
+        if action == ABORT:
+            result = await self._edit.abort(body.data)
+        elif action == INVOKE:
+            result = await self._edit.invoke(caller, body.data, body.call_id, body.page_id)
+        elif action == GET_CONTEXT:
+            result = await self._runner.get_context(caller, body)
+        else:
+            raise Refusal("unknown-action", "This action is not available in this version.")
         self.finish(json.dumps({"result": result}, ensure_ascii=False))
 
-    async def _run(self, action: str) -> Any:
-        if action not in self.copilot.registry.actions:
-            raise Refusal("unknown-action", "There is no action by that name.")
-        if action == ABORT:
-            # Never refused by the switches: stopping must always be possible.
-            return await self.copilot.edit_tool.abort(parse_body(self.request.body))
-        if action == INVOKE:
-            # The tool checks the input before the switches (docs/protocol.md section 5).
-            body = parse_body(self.request.body)
-            return await self.copilot.edit_tool.invoke(Caller(may_write=self._may_write), body)
-        if not self.copilot.enabled:
-            raise Refusal("feature-disabled")
-        body = parse_body(self.request.body)
-        if action == GET_CONTEXT:
-            return await self.copilot.runner.get_context(Caller(may_write=self._may_write), body)
-        raise Refusal("unknown-action", "This action is not available in this version.")
 
-
-class ApprovalHandler(CopilotAPIHandler):
+class ApprovalHandler(CopilotHandler):
     """``POST copilot/api/approvals/<requestId>``: the person allows or denies a tool call."""
+
+    def initialize(self, approvals: Approvals) -> None:  # type: ignore[override]
+        """Receive the waiting approvals."""
+        self._approvals = approvals
 
     @web.authenticated
     @authorized("execute")
     def post(self, request_id: str) -> None:
         """Decide one waiting approval request; only the call's owner may."""
-        try:
-            body = jsontext.parse(self.request.body or b"{}")
-        except jsontext.BadJson:
-            body = None
-        principal = principal_of(self.identity_provider, self.current_user)
-        try:
-            decision = bodies.decision(body)
-            outcome = self.copilot.approvals.decide(
-                request_id, principal, decision.allow, decision.option_id
-            )
-        except Refusal as refusal:
-            self.refuse(refusal)
-            return
-        self.finish(json.dumps({"requestId": request_id, "outcome": outcome}))
+        decision = bodies.decision(self.json_body())
+        outcome = self._approvals.decide(
+            request_id, self.principal, decision.allow, decision.option_id
+        )
+        self.reply({"requestId": request_id, "outcome": outcome})
 
 
-class McpHandler(CopilotAPIHandler):
+#: A caller from the principal (or conversation) and the authorizer's write check.
+CallerOf = Callable[[Any, Callable[[], Awaitable[bool]]], Any]
+
+
+class McpHandler(CopilotHandler):
     """``copilot/mcp``: the MCP endpoint (streamable HTTP) behind Jupyter's authentication.
 
     Jupyter authenticates and authorizes the request; the MCP SDK serves it. Outside MCP
@@ -142,9 +130,20 @@ class McpHandler(CopilotAPIHandler):
     while the conversation lives.
     """
 
-    def initialize(self, app: CopilotApp) -> None:  # type: ignore[override]
-        """Receive the extension app that owns the endpoint."""
-        super().initialize(app)
+    def initialize(  # type: ignore[override]
+        self,
+        switches: Switches,
+        endpoint: McpEndpoint,
+        by_token: Callable[[str], Any],
+        conversation_caller: CallerOf,
+        external_caller: CallerOf,
+    ) -> None:
+        """Receive the endpoint and what makes callers of outside clients and conversations."""
+        self.switches = switches
+        self._endpoint = endpoint
+        self._by_token = by_token
+        self._conversation_caller = conversation_caller
+        self._external_caller = external_caller
         self._exchange: AsgiExchange | None = None
         self._conversation: Any = None
 
@@ -160,7 +159,7 @@ class McpHandler(CopilotAPIHandler):
             return
         if not self.check_host():
             raise web.HTTPError(403)
-        conversation = self.copilot.conversations.by_token(token)
+        conversation = self._by_token(token)
         if conversation is None:
             raise web.HTTPError(403, "This conversation token is not valid.")
         self._conversation = conversation
@@ -177,59 +176,56 @@ class McpHandler(CopilotAPIHandler):
 
     @web.authenticated
     @authorized("execute")
+    @gated(FEATURE)
     async def get(self) -> None:
         """Open the server-to-client event stream of a session."""
         await self._serve()
 
     @web.authenticated
     @authorized("execute")
+    @gated(FEATURE)
     async def post(self) -> None:
         """One JSON-RPC message from the client."""
         await self._serve()
 
     @web.authenticated
     @authorized("execute")
+    @gated(FEATURE)
     async def delete(self) -> None:
         """End a session."""
         await self._serve()
 
     async def _serve(self) -> None:
-        if not self.copilot.enabled:
-            self.refuse(Refusal("feature-disabled"))
-            return
         if self._conversation is not None:
-            caller = self.copilot.conversation_caller(self._conversation, self._may_write)
+            caller = self._conversation_caller(self._conversation, self.may_write)
         else:
-            caller = self.copilot.external_caller(
-                principal_of(self.identity_provider, self.current_user), self._may_write
-            )
+            caller = self._external_caller(self.principal, self.may_write)
         self._exchange = AsgiExchange(self)
-        try:
-            await self.copilot.mcp.serve(caller, self._exchange)
-        except Refusal as refusal:
-            self.refuse(refusal)
+        await self._endpoint.serve(caller, self._exchange)
 
 
-class BridgeHandler(WebSocketMixin, websocket.WebSocketHandler, JupyterHandler):  # type: ignore[misc]
+class BridgeHandler(RefusalAnswers, WebSocketMixin, websocket.WebSocketHandler, JupyterHandler):  # type: ignore[misc]
     """``copilot/api/bridge``: the one WebSocket of a JupyterLab page."""
 
     auth_resource = AUTH_RESOURCE
 
-    def initialize(self, app: CopilotApp) -> None:  # type: ignore[override]
-        """Receive the extension app that owns the dispatcher."""
-        self.copilot = app
+    def initialize(  # type: ignore[override]
+        self,
+        switches: Switches,
+        open_page: Callable[[Callable[[dict[str, Any]], None]], PageSession],
+        close_page: Callable[[PageSession], None],
+    ) -> None:
+        """Receive what starts and ends a page's session."""
+        self.switches = switches
+        self._open_page = open_page
+        self._close_page = close_page
         self.session: PageSession | None = None
 
     @ws_authenticated
-    async def get(self, *args: Any, **kwargs: Any) -> None:
+    @authorized("execute")
+    @gated(FEATURE)
+    async def get(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
         """Authorize the upgrade, then hand over to tornado's WebSocket handshake."""
-        allowed = await ensure_async(
-            self.authorizer.is_authorized(self, self.current_user, "execute", AUTH_RESOURCE)
-        )
-        if not allowed:
-            raise web.HTTPError(403)
-        if not self.copilot.enabled:
-            raise web.HTTPError(503, "Copilot is turned off on this server.")
         await super().get(*args, **kwargs)
 
     def open(self, *args: Any, **kwargs: Any) -> None:
@@ -238,7 +234,7 @@ class BridgeHandler(WebSocketMixin, websocket.WebSocketHandler, JupyterHandler):
         # Small messages both ways: without it a request after a message the page does not
         # answer (a verdict, say) waits for the page's delayed acknowledgement.
         self.set_nodelay(True)
-        self.session = self.copilot.new_page_session(self._write)
+        self.session = self._open_page(self._write)
 
     def on_message(self, message: str | bytes) -> None:
         """Pass one message to the session."""
@@ -248,7 +244,7 @@ class BridgeHandler(WebSocketMixin, websocket.WebSocketHandler, JupyterHandler):
     def on_close(self) -> None:
         """Fail the page's pending requests and forget the page."""
         if self.session is not None:
-            self.copilot.end_page_session(self.session)
+            self._close_page(self.session)
             self.session = None
         if self.ping_callback is not None:
             self.ping_callback.stop()
@@ -267,20 +263,3 @@ def _conversation_token(header: str) -> str | None:
     if scheme.lower() == "bearer" and value.startswith("jcc-"):
         return value
     return None
-
-
-def handler_routes(app: CopilotApp) -> list[tuple[str, type, dict[str, Any]]]:
-    """Every route of the extension, with its collaborators."""
-    from .agents.handlers import conversation_routes  # imports this module's base class
-
-    kwargs = {"app": app}
-    return [
-        (r"/copilot/api/status", StatusHandler, kwargs),
-        (r"/copilot/api/manifest", ManifestHandler, kwargs),
-        (r"/copilot/api/tools", ToolsHandler, kwargs),
-        (r"/copilot/api/actions/(?P<action>[^/]+)", ActionHandler, kwargs),
-        (r"/copilot/api/bridge", BridgeHandler, kwargs),
-        (r"/copilot/api/approvals/(?P<request_id>[^/]+)", ApprovalHandler, kwargs),
-        (r"/copilot/mcp", McpHandler, kwargs),
-        *conversation_routes(app),
-    ]

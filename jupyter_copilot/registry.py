@@ -24,6 +24,12 @@ PACKAGE_DIR = Path(__file__).parent
 SCHEMA_DIR = PACKAGE_DIR / "schemas"
 MANIFEST_DIR = PACKAGE_DIR / "manifests"
 
+#: The actions of the shipped registry (docs/protocol.md section 1) and the page's own read.
+GET_CONTEXT = "jupyter_copilot.notebook.get-context"
+INVOKE = "jupyter_copilot.notebook.edit-cell.invoke"
+ABORT = "jupyter_copilot.notebook.edit-cell.abort"
+READ_CELLS = "jupyter_copilot.notebook.read-cells"
+
 
 class RegistryError(Exception):
     """The registry data is invalid or names something twice; the extension must not load."""

@@ -472,7 +472,7 @@ async def test_an_agent_whose_modes_are_its_own_names_is_left_in_its_mode(
 async def test_tools_attached_is_true_only_once_the_agent_connected(
     jp_fetch: Any, log: Path, http_server_client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("jupyter_copilot.agents.host.CONNECT_GRACE_SECONDS", 0.3)
+    monkeypatch.setattr("jupyter_copilot.agents.processes.CONNECT_GRACE_SECONDS", 0.3)
     conversation = await create(jp_fetch, contextRefs=["selected_cell"])
     events = await send(jp_fetch, conversation, "reply not connecting")
     assert events[0]["toolsAttached"] is False
@@ -495,7 +495,7 @@ async def test_tools_attached_is_true_only_once_the_agent_connected(
 async def test_an_agent_that_connects_at_once_gets_no_notice(
     jp_fetch: Any, log: Path, http_server_client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("jupyter_copilot.agents.host.CONNECT_GRACE_SECONDS", 0.3)
+    monkeypatch.setattr("jupyter_copilot.agents.processes.CONNECT_GRACE_SECONDS", 0.3)
     conversation = await create(jp_fetch, contextRefs=["selected_cell"])
     await send(jp_fetch, conversation, "mcp context_snapshot {}")
     await asyncio.sleep(0.6)

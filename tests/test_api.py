@@ -7,7 +7,7 @@ import json
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from jupyter_copilot.handlers import handler_routes
+from jupyter_copilot.routes import handler_routes
 
 ANONYMOUS = {"Authorization": ""}
 GET_CONTEXT = ("copilot", "api", "actions", "jupyter_copilot.notebook.get-context")
@@ -123,6 +123,15 @@ def test_every_handler_verb_requires_authentication(copilot) -> None:
     # 9 before conversations; agents 1, conversations 2, one conversation 2, messages,
     # cancel, archive and file reviews 1 each.
     assert checked == 18
+
+
+def test_handlers_get_their_collaborators_not_the_app(copilot) -> None:
+    for _pattern, handler, kwargs in handler_routes(copilot):
+        for name, value in kwargs.items():
+            assert value is not copilot, f"{handler.__name__} gets the app as {name}"
+            assert getattr(value, "__self__", None) is not copilot, (
+                f"{handler.__name__} gets a method of the app as {name}"
+            )
 
 
 class TestFeatureSwitchOff:

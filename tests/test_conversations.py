@@ -321,7 +321,7 @@ async def test_stop_cancels_a_slow_reply_and_ends_its_waiting_cards(
 async def test_stop_ends_an_agent_that_ignores_it_and_the_next_message_restarts_it(
     jp_fetch: Any, log: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("jupyter_copilot.agents.host.CANCEL_GRACE_SECONDS", 0.5)
+    monkeypatch.setattr("jupyter_copilot.agents.turns.CANCEL_GRACE_SECONDS", 0.5)
     conversation = await create(jp_fetch, chatOnly=True)
     turn = asyncio.ensure_future(send(jp_fetch, conversation, "stubborn"))
     while not agent_log(log, "prompt"):

@@ -10,8 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .. import jsontext
-from ..mcp.grants import APPROVAL_MODES, CONTEXT_REFS
+from ..callers import APPROVAL_MODES, CONTEXT_REFS
 from ..refusals import Refusal
 
 #: The longest message a person may send, in characters.
@@ -21,17 +20,6 @@ _ID_CHARS = 200
 
 def _invalid(message: str) -> Refusal:
     return Refusal("invalid-input", message)
-
-
-def json_body(raw: bytes | None) -> dict[str, Any]:
-    """The request body as a JSON object."""
-    try:
-        body = jsontext.parse(raw or b"{}")
-    except jsontext.BadJson as e:
-        raise _invalid(str(e)) from None
-    if not isinstance(body, dict):
-        raise _invalid("The body must be a JSON object.")
-    return body
 
 
 def _only(body: dict[str, Any], allowed: Iterable[str]) -> None:

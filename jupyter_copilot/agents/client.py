@@ -2,7 +2,7 @@
 
 It turns the agent's updates into the turn's stream (reply text, one-line tool calls) and
 hands its file, shell and permission requests to :class:`OwnTools`, which holds them to the
-conversation's mode. A change of the agent's own session mode is put back (``host.py``).
+conversation's mode. A change of the agent's own session mode is put back (``permissions.py``).
 """
 
 from __future__ import annotations
@@ -29,16 +29,14 @@ from .conversation import ERROR_CHARS, Conversation
 from .own_tools import OwnTools
 
 if TYPE_CHECKING:
-    from .host import Conversations
+    from .permissions import AgentModes
 
 
 class AgentClient:
     """The ACP client side of one conversation's agent."""
 
-    def __init__(
-        self, conversations: Conversations, conversation: Conversation, tools: OwnTools
-    ) -> None:
-        self._conversations = conversations
+    def __init__(self, modes: AgentModes, conversation: Conversation, tools: OwnTools) -> None:
+        self._modes = modes
         self._conversation = conversation
         self._tools = tools
 
@@ -47,7 +45,7 @@ class AgentClient:
         if session_id != self._conversation.session_id:
             return
         if isinstance(update, CurrentModeUpdate):
-            self._conversations.agent_mode_changed(self._conversation, update.current_mode_id)
+            self._modes.changed(self._conversation, update.current_mode_id)
             return
         turn = self._conversation.running
         if turn is None:

@@ -14,7 +14,7 @@ import os
 import posixpath
 from collections.abc import Callable, Iterable
 
-from ..mcp.grants import FILES, PLAN
+from ..callers import FILES, PLAN
 from ..refusals import Refusal
 
 #: ACP tool kinds a read-only conversation still lets the person decide on.

@@ -2,65 +2,35 @@
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import authorized
 from tornado import web
 from tornado.iostream import StreamClosedError
 
-from ..handlers import CopilotAPIHandler
-from ..mcp.grants import principal_of
 from ..refusals import Refusal
+from ..switches import FEATURE, Switches
+from ..web import CopilotHandler, gated
 from . import bodies
 from .conversation import Conversation
-
-if TYPE_CHECKING:
-    from ..app import CopilotApp
-
-
-def _refusals_answered(method: Callable[..., Any]) -> Callable[..., Awaitable[None]]:
-    """Turn a :class:`Refusal` raised by ``method`` into the contract's error answer."""
-
-    @functools.wraps(method)
-    async def wrapper(self: _ConversationHandler, *args: Any, **kwargs: Any) -> None:
-        try:
-            await ensure_async(method(self, *args, **kwargs))
-        except Refusal as refusal:
-            self.refuse(refusal)
-
-    return wrapper
+from .conversations import Conversations
+from .filereviews import FileReviews
 
 
-class _ConversationHandler(CopilotAPIHandler):
-    """Common ground: the feature switch, the person, and answers as JSON."""
+class _ConversationHandler(CopilotHandler):
+    """Common ground: the conversations, and the person's own conversation by id."""
 
-    def _check_enabled(self) -> None:
-        if not self.copilot.enabled:
-            raise Refusal("feature-disabled")
-
-    @property
-    def _owner(self) -> str:
-        return principal_of(self.identity_provider, self.current_user)
+    def initialize(  # type: ignore[override]
+        self, switches: Switches, conversations: Conversations, file_reviews: FileReviews
+    ) -> None:
+        """Receive the switches, the conversations and the file reviews."""
+        self.switches = switches
+        self.conversations = conversations
+        self.file_reviews = file_reviews
 
     def _conversation(self, conversation_id: str) -> Conversation:
-        self._check_enabled()
-        return self.copilot.conversations.get(self._owner, conversation_id)
-
-    async def _may(self, action: str) -> bool:
-        """Whether the server's authorizer lets this person ``action`` files (contents)."""
-        return bool(
-            await ensure_async(
-                self.authorizer.is_authorized(self, self.current_user, action, "contents")
-            )
-        )
-
-    def _reply(self, body: dict[str, Any], status: int = 200) -> None:
-        self.set_status(status)
-        self.finish(json.dumps(body, ensure_ascii=False))
+        return self.conversations.get(self.principal, conversation_id)
 
 
 class AgentsHandler(_ConversationHandler):
@@ -68,11 +38,10 @@ class AgentsHandler(_ConversationHandler):
 
     @web.authenticated
     @authorized("execute")
-    @_refusals_answered
+    @gated(FEATURE)
     def get(self) -> None:
         """The choices of the panel's pickers."""
-        self._check_enabled()
-        self._reply(self.copilot.conversations.agents_json())
+        self.reply(self.conversations.agents_json())
 
 
 class ConversationsHandler(_ConversationHandler):
@@ -80,22 +49,21 @@ class ConversationsHandler(_ConversationHandler):
 
     @web.authenticated
     @authorized("execute")
-    @_refusals_answered
+    @gated(FEATURE)
     def get(self) -> None:
         """The person's conversations, newest first."""
-        self._check_enabled()
-        listed = self.copilot.conversations.listed(self._owner)
-        self._reply({"conversations": [c.to_json() for c in listed]})
+        listed = self.conversations.listed(self.principal)
+        self.reply({"conversations": [c.to_json() for c in listed]})
 
     @web.authenticated
     @authorized("execute")
-    @_refusals_answered
+    @gated(FEATURE)
     def post(self) -> None:
         """Create a conversation; its agent starts at the first message."""
-        self._check_enabled()
-        body = bodies.json_body(self.request.body)
-        conversation = self.copilot.conversations.create(self._owner, self.current_user, body)
-        self._reply({"conversation": conversation.to_json()}, 201)
+        conversation = self.conversations.create(
+            self.principal, self.current_user, self.json_body()
+        )
+        self.reply({"conversation": conversation.to_json()}, 201)
 
 
 class ConversationHandler(_ConversationHandler):
@@ -103,19 +71,19 @@ class ConversationHandler(_ConversationHandler):
 
     @web.authenticated
     @authorized("execute")
-    @_refusals_answered
+    @gated(FEATURE)
     def get(self, conversation_id: str) -> None:
         """The conversation with its turns."""
-        self._reply(self._conversation(conversation_id).detail_json())
+        self.reply(self._conversation(conversation_id).detail_json())
 
     @web.authenticated
     @authorized("execute")
-    @_refusals_answered
+    @gated(FEATURE)
     def patch(self, conversation_id: str) -> None:
         """Change the mode or the context references (the agent only before it started)."""
         conversation = self._conversation(conversation_id)
-        self.copilot.conversations.patch(conversation, bodies.json_body(self.request.body))
-        self._reply({"conversation": conversation.to_json()})
+        self.conversations.patch(conversation, self.json_body())
+        self.reply({"conversation": conversation.to_json()})
 
 
 class MessagesHandler(_ConversationHandler):
@@ -123,7 +91,7 @@ class MessagesHandler(_ConversationHandler):
 
     @web.authenticated
     @authorized("execute")
-    @_refusals_answered
+    @gated(FEATURE)
     async def post(self, conversation_id: str) -> None:
         """Start the turn, then write its events as NDJSON until it ends.
 
@@ -131,12 +99,12 @@ class MessagesHandler(_ConversationHandler):
         finishes and ``GET conversations/<id>`` shows the reply.
         """
         conversation = self._conversation(conversation_id)
-        message = bodies.message(bodies.json_body(self.request.body))
-        turn = await self.copilot.conversations.send(
+        message = bodies.message(self.json_body())
+        turn = await self.conversations.send(
             conversation,
             message,
-            may_read_files=await self._may("read"),
-            may_write_files=await self._may("write"),
+            may_read_files=await self.may("read"),
+            may_write_files=await self.may("write"),
         )
         self.set_header("Content-Type", "application/x-ndjson; charset=UTF-8")
         self.set_header("Cache-Control", "no-store")
@@ -155,12 +123,11 @@ class CancelHandler(_ConversationHandler):
 
     @web.authenticated
     @authorized("execute")
-    @_refusals_answered
+    @gated(FEATURE)
     async def post(self, conversation_id: str) -> None:
         """Ask the agent to stop its turn; waiting approvals of the conversation end."""
-        conversation = self._conversation(conversation_id)
-        cancelled = await self.copilot.conversations.cancel(conversation)
-        self._reply({"cancelled": cancelled})
+        cancelled = await self.conversations.cancel(self._conversation(conversation_id))
+        self.reply({"cancelled": cancelled})
 
 
 class ArchiveHandler(_ConversationHandler):
@@ -168,12 +135,12 @@ class ArchiveHandler(_ConversationHandler):
 
     @web.authenticated
     @authorized("execute")
-    @_refusals_answered
+    @gated(FEATURE)
     async def post(self, conversation_id: str) -> None:
         """Archive: the turn stops, the token stops working, the agent stops."""
         conversation = self._conversation(conversation_id)
-        await self.copilot.conversations.archive(conversation)
-        self._reply({"conversation": conversation.to_json()})
+        await self.conversations.archive(conversation)
+        self.reply({"conversation": conversation.to_json()})
 
 
 class FileReviewHandler(_ConversationHandler):
@@ -181,22 +148,21 @@ class FileReviewHandler(_ConversationHandler):
 
     @web.authenticated
     @authorized("execute")
-    @_refusals_answered
+    @gated(FEATURE)
     async def post(self, review_id: str) -> None:
         """``{"decision": "keep" | "undo"}``; Keep writes only an unchanged file."""
-        self._check_enabled()
-        decision = bodies.file_decision(bodies.json_body(self.request.body))
-        if decision == "keep" and not await self._may("write"):
+        decision = bodies.file_decision(self.json_body())
+        if decision == "keep" and not await self.may("write"):
             raise Refusal("read-only", "You may not write files on this server.")
-        taken = await self.copilot.conversations.host.file_reviews.decide(
-            review_id, self._owner, decision
-        )
-        self._reply({"decision": taken})
+        taken = await self.file_reviews.decide(review_id, self.principal, decision)
+        self.reply({"decision": taken})
 
 
-def conversation_routes(app: CopilotApp) -> list[tuple[str, type, dict[str, Any]]]:
+def conversation_routes(
+    switches: Switches, conversations: Conversations, file_reviews: FileReviews
+) -> list[tuple[str, type, dict[str, Any]]]:
     """The routes of the conversation API."""
-    kwargs = {"app": app}
+    kwargs = {"switches": switches, "conversations": conversations, "file_reviews": file_reviews}
     one = r"/copilot/api/conversations/(?P<conversation_id>[0-9a-f]{32})"
     return [
         (r"/copilot/api/agents", AgentsHandler, kwargs),

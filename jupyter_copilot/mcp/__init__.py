@@ -1,1 +1,1 @@
-"""The MCP endpoint: tools for agents, grants, paging and the HTTP transport."""
+"""The MCP endpoint: tools for agents, paging and the HTTP transport (grants: callers.py)."""

@@ -23,9 +23,9 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from ..callers import Caller
 from ..refusals import Refusal
 from ..telemetry import Telemetry
-from .grants import McpCaller
 from .tools import CopilotTools
 from .transport import AsgiExchange
 
@@ -94,7 +94,7 @@ class McpEndpoint:
         self._idle = asyncio.Event()
         self._idle.set()
 
-    async def serve(self, caller: McpCaller, exchange: AsgiExchange) -> None:
+    async def serve(self, caller: Caller, exchange: AsgiExchange) -> None:
         """Serve one HTTP request of ``caller`` through the agent's SDK server."""
         if self._stopped:
             raise Refusal("feature-disabled", "The server is stopping.")
@@ -165,7 +165,7 @@ class McpEndpoint:
 
     async def _answer(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         started = time.perf_counter()
-        caller: McpCaller = ctx.request.state.copilot_caller
+        caller: Caller = ctx.request.state.copilot_caller
         name = params.name
         known = name if name in self.tools.definitions_by_name else None
         try:

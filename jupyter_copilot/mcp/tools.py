@@ -4,7 +4,8 @@
 call checks, in order: the input against the tool's schema (``invalid-input``), the kill
 switch and the feature switch, then the caller's context grants (``blocked``), and only
 then asks the JupyterLab page. ``context_snapshot`` is the one tool the kill switch does not
-stop: it reads no content and tells an agent that tools are off.
+stop: it reads no content and tells an agent that tools are off. Reads go through the
+notebook service and edits through the edit tool, the same services the REST actions use.
 """
 
 from __future__ import annotations
@@ -19,38 +20,32 @@ from typing import Any
 import anyio
 import jsonschema
 
-from ..actions import ActionBody, ActionRunner, Caller
 from ..approvals import Approvals
 from ..bridge import PageSession
+from ..callers import ACTIVE_NOTEBOOK, CELL_OUTPUTS, INTERACTIVE, NOTEBOOK_REFS, Caller
+from ..callers import SELECTED_CELL as SELECTED_CELL_REF
 from ..context import SELECTED_CELL, VIEW_STATE
-from ..dispatcher import Dispatcher
 from ..edit_tool import EditTool
+from ..notebook import NotebookReader
 from ..refusals import Refusal
-from ..registry import first_error, schema_problem
+from ..registry import READ_CELLS, schema_problem
 from ..skills import SkillLibrary
-from .cellpages import build_page, parse_cursor, served_cells
-from .grants import ACTIVE_NOTEBOOK, CELL_OUTPUTS, INTERACTIVE, NOTEBOOK_REFS, McpCaller
-from .grants import SELECTED_CELL as SELECTED_CELL_REF
+from ..switches import Switches, mcp_tool_gate
+from .cellpages import parse_cursor
 
-READ_CELLS = "jupyter_copilot.notebook.read-cells"
+__all__ = ["READ_CELLS", "CopilotTools", "ToolsHost"]
+
 EDIT_CELL = "notebook_edit_cell"
 APPROVAL_DESCRIPTION = "Open a whole-cell diff for the attached notebook cell"
 
 _DEFINITIONS = json.loads((Path(__file__).parent / "tools.json").read_text(encoding="utf-8"))
-
-#: The smallest cell a page can list costs more than this many bytes (index, ids, hash).
-_MIN_CELL_BYTES = 40
 
 
 @dataclass(frozen=True)
 class ToolsHost:
     """What the tools ask of the server, each read at call time."""
 
-    enabled: Callable[[], bool]
-    tools_engaged: Callable[[], bool]
-    artifact_id: Callable[[str], str | None]
-    settings: Callable[[], dict[str, Any]]
-    remember_served: Callable[[dict[str, Any]], None]
+    switches: Switches
     skills: Callable[[], SkillLibrary]
 
 
@@ -60,8 +55,7 @@ class CopilotTools:
     def __init__(
         self,
         edit_definition: dict[str, Any],
-        dispatcher: Dispatcher,
-        runner: ActionRunner,
+        notebook: NotebookReader,
         edit_tool: EditTool,
         approvals: Approvals,
         host: ToolsHost,
@@ -80,12 +74,11 @@ class CopilotTools:
             for d in self.definitions
             if d["name"] != EDIT_CELL
         }
-        self.dispatcher = dispatcher
-        self.runner = runner
+        self.notebook = notebook
         self.edit_tool = edit_tool
         self.approvals = approvals
         self.host = host
-        self._calls: dict[str, Callable[[McpCaller, dict[str, Any]], Awaitable[dict[str, Any]]]]
+        self._calls: dict[str, Callable[[Caller, dict[str, Any]], Awaitable[dict[str, Any]]]]
         self._calls = {
             "context_snapshot": self._context_snapshot,
             "notebook_read_selected_cell": self._read_selected_cell,
@@ -96,9 +89,9 @@ class CopilotTools:
 
     def listed(self) -> list[dict[str, Any]]:
         """The tools as listed; none while the feature switch is off."""
-        return list(self.definitions) if self.host.enabled() else []
+        return list(self.definitions) if self.host.switches.enabled() else []
 
-    async def call(self, caller: McpCaller, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def call(self, caller: Caller, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Run one tool call; raises :class:`Refusal` with a contract code."""
         run = self._calls.get(name)
         if run is None:
@@ -113,10 +106,7 @@ class CopilotTools:
         if name != EDIT_CELL:
             # The edit tool checks its own input first, in the contract's order.
             self._check_input(name, arguments)
-            if name != "context_snapshot" and self.host.tools_engaged():
-                raise Refusal("kill-switch")
-            if not self.host.enabled():
-                raise Refusal("feature-disabled")
+        self.host.switches.require(mcp_tool_gate(name))
         return await run(caller, arguments)
 
     def _check_input(self, name: str, arguments: dict[str, Any]) -> None:
@@ -126,10 +116,10 @@ class CopilotTools:
 
     # -- the tools ---------------------------------------------------------------------------
 
-    async def _context_snapshot(self, caller: McpCaller, _: dict[str, Any]) -> dict[str, Any]:
+    async def _context_snapshot(self, caller: Caller, _: dict[str, Any]) -> dict[str, Any]:
         snapshot: dict[str, Any] = {
             **caller.grants_json(),
-            "toolsEnabled": not self.host.tools_engaged(),
+            "toolsEnabled": not self.host.switches.tools_engaged(),
             "notebook": None,
             "selectedCell": None,
         }
@@ -154,7 +144,7 @@ class CopilotTools:
         return snapshot
 
     async def _read_selected_cell(
-        self, caller: McpCaller, arguments: dict[str, Any]
+        self, caller: Caller, arguments: dict[str, Any]
     ) -> dict[str, Any]:
         caller.require(SELECTED_CELL_REF)
         include_outputs = arguments.get("includeOutputs", False)
@@ -175,7 +165,7 @@ class CopilotTools:
         if "omitted" in entry:
             cell["omitted"] = entry["omitted"]
         elif include_outputs:
-            page = await self._page_of_cells(cell["artifactId"], cell["cellId"], True, 1)
+            page = await self.notebook.read_cells(cell["artifactId"], cell["cellId"], True, 1)
             listed = page["cells"][0] if page["cells"] else {}
             if listed.get("expectedSourceHash") == cell["expectedSourceHash"]:
                 for key in ("outputs", "outputsOmitted"):
@@ -183,7 +173,7 @@ class CopilotTools:
                         cell[key] = listed[key]
         return {"cell": cell}
 
-    async def _read_cells(self, caller: McpCaller, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def _read_cells(self, caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
         caller.require(ACTIVE_NOTEBOOK)
         include_outputs = arguments.get("includeOutputs", False)
         if include_outputs:
@@ -192,9 +182,9 @@ class CopilotTools:
         cursor_artifact = None
         if "cursor" in arguments:
             cursor_artifact, start_cell = parse_cursor(arguments["cursor"])
-        return await self._page_of_cells(cursor_artifact, start_cell, include_outputs, None)
+        return await self.notebook.read_cells(cursor_artifact, start_cell, include_outputs, None)
 
-    async def _edit_cell(self, caller: McpCaller, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def _edit_cell(self, caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
         async def approve(page: PageSession, path: str, data: dict[str, Any], abort: Any) -> None:
             await self.approvals.ask(
                 owner=caller.principal,
@@ -212,96 +202,26 @@ class CopilotTools:
                 group=caller.scope or None,
             )
 
-        edit_caller = Caller(
-            may_write=caller.may_write,
-            mode=caller.approval_mode,
-            approve=approve if caller.approval_mode == INTERACTIVE else None,
-        )
         call_id = f"mcp-{uuid.uuid4().hex}"
-        body = ActionBody(arguments, None, call_id)
         try:
-            return await self.edit_tool.invoke(edit_caller, body)
+            return await self.edit_tool.invoke(
+                caller,
+                arguments,
+                call_id,
+                approve=approve if caller.approval_mode == INTERACTIVE else None,
+            )
         except BaseException:
             # A client that cancels the request (or a server stop) must not leave a card or
             # a review behind; aborting a call that already ended changes nothing.
             with anyio.CancelScope(shield=True):
-                await self.edit_tool.abort(ActionBody({"callId": call_id}, None, None))
+                await self.edit_tool.abort({"callId": call_id})
             raise
 
-    async def _skill_read(self, caller: McpCaller, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def _skill_read(self, caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
         return self.host.skills().read(arguments["skillId"], caller.agent)
 
     # -- reading from the page ---------------------------------------------------------------
 
-    async def read_cell(self, artifact_id: str, cell_id: str) -> dict[str, Any]:
-        """One cell of the active notebook, read live: a person's attachment.
-
-        Refuses like ``notebook_read_cells`` (``artifact-mismatch`` when the notebook is no
-        longer the active one), ``cell-not-found`` when the cell is gone and ``over-budget``
-        when it does not fit the context budget.
-        """
-        page = await self._page_of_cells(artifact_id, cell_id, False, 1)
-        cells = page["cells"]
-        if not cells or cells[0]["cellId"] != cell_id:
-            raise Refusal("cell-not-found", "The attached cell is no longer in the notebook.")
-        cell = dict(cells[0])
-        if "omitted" in cell:
-            raise Refusal(
-                "over-budget",
-                "The attached cell is larger than the context budget; it cannot be sent.",
-            )
-        cell["artifactId"] = artifact_id
-        return cell
-
-    async def _context_entries(self, caller: McpCaller) -> dict[str, dict[str, Any]]:
-        served = await self.runner.get_context(
-            Caller(may_write=caller.may_write), ActionBody({}, None, None)
-        )
-        return {entry["name"]: entry for entry in served["customContext"]}
-
-    async def _page_of_cells(
-        self,
-        expected_artifact: str | None,
-        start_cell: str | None,
-        include_outputs: bool,
-        max_cells: int | None,
-    ) -> dict[str, Any]:
-        settings = self.host.settings()
-        budget = settings["context_budget_bytes"]
-        page = self.dispatcher.resolve()
-        active = (page.state or {}).get("activeNotebook")
-        if not active or active.get("viewType") != "notebook":
-            raise Refusal("not-authoring-view", "The active tab is not a notebook.")
-        artifact_id = self.host.artifact_id(active["path"])
-        if artifact_id is None:
-            raise Refusal("not-authoring-view", "The active notebook cannot be identified.")
-        if expected_artifact is not None and expected_artifact != artifact_id:
-            raise Refusal(
-                "artifact-mismatch",
-                "The active notebook is not the one this cursor belongs to; start again "
-                "without a cursor.",
-            )
-        raw = await page.request(
-            READ_CELLS,
-            {
-                "path": active["path"],
-                "startCellId": start_cell,
-                "maxCells": max_cells or budget // _MIN_CELL_BYTES + 2,
-                "maxBytes": budget,
-                "includeOutputs": include_outputs,
-            },
-            settings["page_timeout_seconds"],
-        )
-        if first_error("read-cells-result", raw) is not None:
-            raise Refusal("timeout", "The JupyterLab page answered with something unusable.")
-        built = build_page(raw, artifact_id, budget, include_outputs)
-        for cell in served_cells(built):
-            self.host.remember_served(
-                {
-                    "artifactId": artifact_id,
-                    "cellId": cell["cellId"],
-                    "expectedSourceHash": cell["expectedSourceHash"],
-                    "cellType": cell["cellType"],
-                }
-            )
-        return built
+    async def _context_entries(self, caller: Caller) -> dict[str, dict[str, Any]]:
+        entries = await self.notebook.context(caller)
+        return {entry["name"]: entry for entry in entries}

@@ -1,20 +1,21 @@
-"""Who calls a tool, and what that caller may read (docs/protocol.md section 8).
+"""Who calls an action or a tool, and what that caller may read (docs/protocol.md section 8).
 
-A caller is built afresh for every HTTP request from the server's own records (the
-configuration for outside clients, the conversation for side-panel agents); nothing a client
-claims about itself widens what it may read.
+One caller type for every path: the person's own JupyterLab page over REST, an outside MCP
+client, a side-panel conversation's agent. A caller is built afresh for every HTTP request
+from the server's own records (the configuration for outside clients, the conversation for
+side-panel agents); nothing a client claims about itself widens what it may read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from jupyter_server.auth.identity import IdentityProvider, PasswordIdentityProvider
 
-from .. import vocabulary
-from ..refusals import Refusal
+from . import vocabulary
+from .refusals import Refusal
 
 SELECTED_CELL = "selected_cell"
 ACTIVE_NOTEBOOK = "active_notebook"
@@ -35,6 +36,11 @@ APPROVAL_MODES = vocabulary.APPROVAL_MODES
 #: The agent id of MCP clients that are not side-panel conversations.
 EXTERNAL_AGENT = "external"
 
+#: Caller kinds: the person's own page (REST), an outside MCP client, a conversation's agent.
+PAGE = "page"
+EXTERNAL = "external"
+CONVERSATION = "conversation"
+
 #: Identity providers of a single-user server: whoever gets past them is the server's owner.
 #: They give a token-authenticated request a new anonymous name each time, so names cannot
 #: tell one person from another there.
@@ -49,20 +55,25 @@ _WHAT_REFS_ALLOW = {
 
 
 @dataclass(frozen=True)
-class McpCaller:
-    """One tool caller, as the server sees it for one request."""
+class Caller:
+    """One caller, as the server sees it for one request.
 
-    #: ``external`` (an outside MCP client) or ``conversation``.
-    kind: str
-    #: Who owns the caller's calls: only this principal may approve them.
-    principal: str
-    #: The agent id that skills are filtered by.
-    agent: str
-    context_refs: frozenset[str]
-    approval_mode: str
+    The person's own page calls with the defaults: it reads through get-context only, and
+    the review is the person's decision (``autopilot``). MCP callers carry their grants and
+    approval mode: ``plan`` refuses edits, ``interactive`` shows a card before each edit.
+    """
+
     #: The server's authorizer: may this caller's user write notebooks?
     may_write: Callable[[], Awaitable[bool]]
-    #: The conversation id of a side-panel agent; empty for outside clients.
+    #: :data:`PAGE`, :data:`EXTERNAL` (an outside MCP client) or :data:`CONVERSATION`.
+    kind: str = PAGE
+    #: Who owns the caller's calls: only this principal may approve them.
+    principal: str = "owner"
+    #: The agent id that skills are filtered by.
+    agent: str = EXTERNAL_AGENT
+    context_refs: frozenset[str] = frozenset()
+    approval_mode: str = AUTOPILOT
+    #: The conversation id of a side-panel agent; empty for other callers.
     scope: str = ""
 
     @property
@@ -85,6 +96,27 @@ class McpCaller:
             "contextRefs": [ref for ref in CONTEXT_REFS if ref in self.context_refs],
             "approvalMode": self.approval_mode,
         }
+
+
+@dataclass(frozen=True)
+class ExternalGrants:
+    """What outside MCP clients are granted, read from the configuration at call time."""
+
+    #: ``CopilotApp.external_context_refs`` now.
+    context_refs: Callable[[], Iterable[str]]
+    #: ``CopilotApp.external_approval_mode`` now.
+    approval_mode: Callable[[], str]
+
+    def caller(self, principal: str, may_write: Callable[[], Awaitable[bool]]) -> Caller:
+        """An outside MCP client's caller, with the grants configured now."""
+        return Caller(
+            kind=EXTERNAL,
+            principal=principal,
+            agent=EXTERNAL_AGENT,
+            context_refs=frozenset(self.context_refs()),
+            approval_mode=self.approval_mode(),
+            may_write=may_write,
+        )
 
 
 def principal_of(identity_provider: Any, user: Any) -> str:

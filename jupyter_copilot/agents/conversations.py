@@ -1,0 +1,216 @@
+"""The conversations of this server, by id and by token, and what the panel asks of them.
+
+A conversation belongs to the person who created it; its turns (``turns.py``), its agent
+process (``processes.py``) and the agent's own session mode (``permissions.py``) are run by
+the objects this one owns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..callers import CONTEXT_REFS, CONVERSATION, INTERACTIVE, SELECTED_CELL, Caller
+from ..refusals import Refusal
+from . import bodies
+from .catalog import AgentSpec
+from .conversation import Conversation, Turn
+from .conversation import token_key as _token_key
+from .host import ConversationsHost
+from .permissions import AgentModes
+from .processes import AgentProcesses
+from .turns import Turns
+
+#: What a new conversation starts with, and what "Restore defaults" brings back.
+DEFAULT_CONTEXT_REFS = (SELECTED_CELL,)
+DEFAULT_MODE = INTERACTIVE
+
+_REF_TEXTS = {
+    "selected_cell": ("Selected cell", "Read the one cell you have selected, with its hash."),
+    "active_notebook": ("Active notebook", "Read every cell of the active notebook, in pages."),
+    "cell_outputs": ("Cell outputs", "Read summaries of outputs of the cells it may read."),
+    "files": (
+        "Files in the server's folder",
+        "Read files in the server's folder through the agent's own tools (never notebooks).",
+    ),
+}
+_MODE_TEXTS = {
+    "plan": ("Plan", "Read only: the agent can suggest but not propose edits."),
+    "interactive": ("Ask before edits", "Each proposed edit waits for your approval first."),
+    "autopilot": ("Autopilot", "Edits open a diff review at once; you still Keep or Undo."),
+}
+
+
+class Conversations:
+    """Every conversation of this server, by id, and their agents."""
+
+    def __init__(self, host: ConversationsHost, catalog: list[AgentSpec]) -> None:
+        self.host = host
+        self.catalog = {spec.id: spec for spec in catalog}
+        self._by_id: dict[str, Conversation] = {}
+        self._by_token: dict[str, Conversation] = {}
+        self._stopped = False
+        self.modes = AgentModes(host.log)
+        self.processes = AgentProcesses(host, self.modes)
+        self.turns = Turns(host, self.processes, self.modes)
+
+    # -- what the panel asks -----------------------------------------------------------------
+
+    def agents_json(self) -> dict[str, Any]:
+        """The body of ``GET copilot/api/agents``."""
+        agents = [spec.to_json() for spec in self.catalog.values()]
+        return {
+            "agents": agents,
+            "defaultAgent": agents[0]["id"] if agents else None,
+            "contextRefs": [
+                {"id": ref, "label": _REF_TEXTS[ref][0], "allows": _REF_TEXTS[ref][1]}
+                for ref in CONTEXT_REFS
+            ],
+            "modes": [
+                {"id": mode, "label": label, "description": description}
+                for mode, (label, description) in _MODE_TEXTS.items()
+            ],
+            "defaults": {"contextRefs": list(DEFAULT_CONTEXT_REFS), "mode": DEFAULT_MODE},
+            "toolsEnabled": self.host.tools_enabled(),
+            "sandbox": self.host.sandbox.to_json(),
+        }
+
+    def create(self, owner: str, user: Any, body: dict[str, Any]) -> Conversation:
+        """A new conversation; its agent starts at the first message."""
+        if not self.catalog:
+            raise Refusal("invalid-input", "No agent is configured on this server.")
+        settings = bodies.settings(body, self.catalog)
+        conversation = Conversation(
+            owner=owner,
+            user=user,
+            agent=self.catalog[settings.agent_id or next(iter(self.catalog))],
+            chat_only=bool(settings.chat_only),
+            context_refs=(
+                settings.context_refs
+                if settings.context_refs is not None
+                else list(DEFAULT_CONTEXT_REFS)
+            ),
+            mode=settings.mode or DEFAULT_MODE,
+        )
+        self._by_id[conversation.id] = conversation
+        self._by_token[_token_key(conversation.token)] = conversation
+        return conversation
+
+    def listed(self, owner: str) -> list[Conversation]:
+        """The owner's conversations, newest first."""
+        mine = [c for c in self._by_id.values() if c.owner == owner]
+        return sorted(mine, key=lambda c: c.created_at, reverse=True)
+
+    def get(self, owner: str, conversation_id: str) -> Conversation:
+        """The owner's conversation by id; another person's is not found either."""
+        conversation = self._by_id.get(conversation_id)
+        if conversation is None or conversation.owner != owner:
+            raise Refusal("unknown-conversation", "There is no such conversation.")
+        return conversation
+
+    def patch(self, conversation: Conversation, body: dict[str, Any]) -> None:
+        """Change the mode or grants; the agent and Chat-only only before the first message."""
+        self._writable(conversation)
+        settings = bodies.settings(body, self.catalog)
+        if conversation.started and (
+            settings.agent_id not in (None, conversation.agent.id)
+            or settings.chat_only not in (None, conversation.chat_only)
+        ):
+            raise Refusal(
+                "invalid-input",
+                "The agent and Chat-only are fixed at the first message; start a new "
+                "conversation to change them.",
+            )
+        if settings.agent_id is not None:
+            conversation.agent = self.catalog[settings.agent_id]
+        if settings.chat_only is not None:
+            conversation.chat_only = settings.chat_only
+        if settings.context_refs is not None:
+            conversation.context_refs = settings.context_refs
+        if settings.mode is not None:
+            conversation.mode = settings.mode
+        if settings.mode is not None or settings.chat_only is not None:
+            self.modes.hold(conversation)
+
+    def by_token(self, token: str) -> Conversation | None:
+        """The live conversation a bearer token belongs to, if any.
+
+        A request with a valid token is the agent connecting to our tools: from then on the
+        conversation says ``toolsAttached``.
+        """
+        conversation = self._by_token.get(_token_key(token))
+        if (
+            conversation is None
+            or conversation.archived
+            or not conversation.tools_offered
+            or self._stopped
+        ):
+            return None
+        conversation.tools_attached = True
+        return conversation
+
+    async def send(
+        self,
+        conversation: Conversation,
+        message: bodies.Message,
+        may_read_files: bool = False,
+        may_write_files: bool = False,
+    ) -> Turn:
+        """Start a turn with the person's message (``Turns.send``)."""
+        self._writable(conversation)
+        return await self.turns.send(conversation, message, may_read_files, may_write_files)
+
+    async def cancel(self, conversation: Conversation) -> bool:
+        """Stop: ask the agent to cancel; stop the agent if it does not within a grace."""
+        return await self.turns.cancel(conversation)
+
+    def caller(
+        self, conversation: Conversation, may_write: Callable[[], Awaitable[bool]]
+    ) -> Caller:
+        """A side-panel agent's caller, with its conversation's grants and mode now."""
+        return Caller(
+            kind=CONVERSATION,
+            principal=conversation.owner,
+            agent=conversation.agent.id,
+            context_refs=frozenset(conversation.context_refs),
+            approval_mode=conversation.mode,
+            may_write=may_write,
+            scope=conversation.id,
+        )
+
+    async def archive(self, conversation: Conversation) -> None:
+        """Archive: cancel the turn, revoke the token and stop the agent."""
+        if conversation.archived:
+            return
+        conversation.archived = True
+        conversation.archived_at = time.monotonic()
+        self._by_token.pop(_token_key(conversation.token), None)
+        await self.processes.end(conversation)
+        for turn in conversation.turns:
+            turn.release()
+        self._forget_oldest_archived(conversation.owner)
+
+    def _forget_oldest_archived(self, owner: str) -> None:
+        """Keep at most ``max_archived`` archived conversations of a person."""
+        archived = sorted(
+            (c for c in self._by_id.values() if c.owner == owner and c.archived),
+            key=lambda c: c.archived_at,
+        )
+        for old in archived[: max(0, len(archived) - self.host.max_archived())]:
+            del self._by_id[old.id]
+
+    async def stop(self) -> None:
+        """The server is stopping: end every turn and stop every agent, and wait."""
+        self._stopped = True
+        self._by_token.clear()
+        await asyncio.gather(*(self.processes.end(c) for c in self._by_id.values()))
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _writable(self, conversation: Conversation) -> None:
+        if conversation.archived:
+            raise Refusal("invalid-input", "This conversation is archived; start a new one.")
+        if self._stopped:
+            raise Refusal("feature-disabled", "The server is stopping.")

@@ -1,0 +1,239 @@
+"""The turns of side-panel conversations: a person's message, the agent's reply, Stop.
+
+A turn starts the conversation's agent when it has none running, holds the agent's own
+session mode, sends the message verbatim with the attached cell read live from the notebook,
+and ends at the agent's stop reason, a cap (``TurnLimits``), Stop or a failure; it never
+depends on the HTTP connection that streams it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any
+
+import acp
+
+from ..refusals import Refusal
+from . import bodies
+from .conversation import CANCELLED, END_TURN, ERROR, TITLE_CHARS, Conversation, Turn
+from .host import ConversationsHost
+from .permissions import AgentModes
+from .policy import prompt_blocks, tools_offered
+from .process import AgentExited, AgentStartError
+from .processes import AgentProcesses
+
+#: How long Stop waits for the agent to end its turn before the agent is stopped.
+CANCEL_GRACE_SECONDS = 5.0
+
+
+class Turns:
+    """Runs the turns of a server's conversations."""
+
+    def __init__(
+        self, host: ConversationsHost, processes: AgentProcesses, modes: AgentModes
+    ) -> None:
+        self.host = host
+        self.processes = processes
+        self.modes = modes
+
+    async def send(
+        self,
+        conversation: Conversation,
+        message: bodies.Message,
+        may_read_files: bool = False,
+        may_write_files: bool = False,
+    ) -> Turn:
+        """Start a turn with the person's message; the agent's reply streams into it.
+
+        The attached cell is read from the live notebook first, so that a cell that has
+        gone refuses the message before anything reaches the agent. ``may_read_files`` and
+        ``may_write_files`` are the server authorizer's answers for the person now: the
+        agent's own file tools act as the person.
+        """
+        if conversation.running is not None:
+            raise Refusal(
+                "conversation-busy", "The agent is still replying; stop it or wait for it."
+            )
+        cell = None
+        label = None
+        if message.attachment is not None:
+            cell = await self.host.read_cell(
+                message.attachment["artifactId"], message.attachment["cellId"]
+            )
+            label = f"{'Markdown' if cell['cellType'] == 'markdown' else 'Code'} cell"
+            label = f"{label} {cell['index'] + 1}" if isinstance(cell.get("index"), int) else label
+        if conversation.running is not None:
+            raise Refusal(
+                "conversation-busy", "The agent is still replying; stop it or wait for it."
+            )
+        attachment = None if cell is None else {"cellId": cell["cellId"], "label": label}
+        turn = Turn(message.text, attachment, self.host.limits())
+        conversation.turns.append(turn)
+        conversation.running = turn
+        conversation.page_id = message.page_id
+        conversation.may_read_files = may_read_files
+        conversation.may_write_files = may_write_files
+        if conversation.title is None:
+            conversation.title = message.text.strip().splitlines()[0][:TITLE_CHARS]
+        if conversation.tools_offered is None:
+            conversation.tools_offered = tools_offered(
+                conversation.chat_only, conversation.context_refs
+            )
+        process = conversation.process
+        # A crashed or stopped agent starts again without the conversation's history.
+        turn.restarted = process is not None and process.exited
+        turn.emit(
+            {
+                "type": "turn",
+                "turnId": turn.turn_id,
+                "toolsAttached": conversation.tools_attached,
+                "restarted": turn.restarted,
+            }
+        )
+        if conversation.next_notice is not None:
+            turn.notice(conversation.next_notice)
+            conversation.next_notice = None
+        language = self.host.dispatcher.active_language(conversation.page_id)
+        blocks = prompt_blocks(message.text, cell, language)
+        if conversation.idle is not None:
+            conversation.idle.cancel()
+        conversation.task = asyncio.ensure_future(self._run(conversation, turn, blocks))
+        return turn
+
+    async def cancel(self, conversation: Conversation) -> bool:
+        """Stop: ask the agent to cancel; stop the agent if it does not within a grace."""
+        turn = conversation.running
+        if turn is None:
+            return False
+        turn.cancel_requested = True
+        self.host.approvals.end_group(conversation.id)
+        process = conversation.process
+        if process is not None and process.conn is not None and conversation.session_id:
+            with contextlib.suppress(Exception):
+                await process.call(process.conn.cancel(session_id=conversation.session_id), 2.0)
+        asyncio.ensure_future(self._stop_if_still_running(conversation, turn))
+        return True
+
+    async def _run(self, conversation: Conversation, turn: Turn, blocks: list[Any]) -> None:
+        started = time.monotonic()
+        try:
+            if conversation.process is None or conversation.process.exited:
+                await self.processes.start(conversation)
+            process = conversation.process
+            assert process is not None and process.conn is not None
+            await self.modes.set(conversation)
+            if not self.modes.held(conversation):
+                # Fail closed: an agent left in a mode that acts without asking gets no prompt.
+                turn.end(
+                    ERROR,
+                    f"{conversation.agent.label} could not be put into the mode in which it "
+                    "asks before acting; nothing was sent to it.",
+                )
+                return
+            if len(blocks) > 1 and not process.accepts_embedded_context:
+                turn.end(
+                    ERROR,
+                    f"{conversation.agent.label} does not accept attached cells. Detach the "
+                    "cell, or choose another agent in a new conversation.",
+                )
+                return
+            prompt = asyncio.ensure_future(
+                process.call(
+                    process.conn.prompt(session_id=conversation.session_id or "", prompt=blocks),
+                    self.host.limits().turn_seconds,
+                )
+            )
+            limit = asyncio.ensure_future(turn.limit_hit.wait())
+            try:
+                await asyncio.wait({prompt, limit}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                limit.cancel()
+            if not prompt.done():
+                # A cap was hit: the agent's turn is cancelled, and stopped if it goes on.
+                await self._cut_short(conversation, prompt)
+                turn.end(ERROR, turn.limit_message)
+                return
+            try:
+                response = prompt.result()
+            except asyncio.TimeoutError:
+                await self._cut_short(conversation, prompt)
+                turn.end(
+                    ERROR,
+                    f"{conversation.agent.label} took longer than "
+                    f"{self.host.limits().turn_seconds:g} seconds for this message; it was "
+                    "stopped.",
+                )
+                return
+            turn.end(CANCELLED if turn.cancel_requested else str(response.stop_reason))
+        except AgentStartError as e:
+            turn.end(ERROR, str(e))
+        except AgentExited as e:
+            if turn.cancel_requested:
+                turn.end(CANCELLED)
+            elif conversation.process is not None and conversation.process.line_overrun:
+                turn.end(
+                    ERROR,
+                    f"{conversation.agent.label} sent a message longer than "
+                    f"{conversation.process.line_max_bytes} bytes; it was stopped. Send a "
+                    "message to start it again; it will not remember this conversation.",
+                )
+            else:
+                turn.end(
+                    ERROR,
+                    f"{conversation.agent.label} stopped unexpectedly ({e}). Send a message to "
+                    "start it again; it will not remember this conversation.",
+                )
+        except acp.RequestError as e:
+            self.host.log.debug("Copilot agent '%s' answered: %s", conversation.agent.id, e)
+            turn.end(
+                CANCELLED if turn.cancel_requested else ERROR,
+                None if turn.cancel_requested else f"{conversation.agent.label} reported an error.",
+            )
+        except asyncio.CancelledError:
+            turn.end(CANCELLED)
+            raise
+        except Exception:
+            self.host.log.warning(
+                "Copilot agent '%s': the turn failed", conversation.agent.id, exc_info=True
+            )
+            turn.end(ERROR, "The turn failed on the server; see the server log.")
+        finally:
+            if not turn.ended:
+                turn.end(END_TURN)
+            # Cards of a turn that ended can no longer be allowed.
+            self.host.approvals.end_group(conversation.id)
+            if conversation.running is turn:
+                conversation.running = None
+                if self.host.idle_timeout() > 0 and not conversation.archived:
+                    self.processes.stop_when_idle(conversation)
+            self.host.telemetry.conversation_turn(
+                conversation_ref=conversation.ref,
+                agent_kind=conversation.agent.kind,
+                tools_attached=conversation.tools_attached,
+                attachment=turn.attachment is not None,
+                restarted=turn.restarted,
+                stop_reason=turn.stop_reason or ERROR,
+                tool_calls=len(turn.tool_calls),
+                latency_ms=(time.monotonic() - started) * 1000,
+            )
+
+    async def _cut_short(self, conversation: Conversation, prompt: asyncio.Future[Any]) -> None:
+        """Cancel the agent's turn; stop the agent if it does not end within the grace."""
+        process = conversation.process
+        if process is not None and process.conn is not None and conversation.session_id:
+            with contextlib.suppress(Exception):
+                await process.call(process.conn.cancel(session_id=conversation.session_id), 2.0)
+        await asyncio.wait({prompt}, timeout=CANCEL_GRACE_SECONDS)
+        if not prompt.done():
+            prompt.cancel()
+            if process is not None:
+                await process.stop()
+        with contextlib.suppress(BaseException):
+            await prompt
+
+    async def _stop_if_still_running(self, conversation: Conversation, turn: Turn) -> None:
+        await asyncio.sleep(CANCEL_GRACE_SECONDS)
+        if conversation.running is turn and conversation.process is not None:
+            await conversation.process.stop()

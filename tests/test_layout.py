@@ -1,0 +1,182 @@
+"""The package's layout: no module of jupyter_copilot imports, directly or not, itself.
+
+The import graph is read from the source (the AST), not from ``sys.modules``: imports at
+module level and inside functions both count (a lazy import only hides a cycle), imports
+under ``if TYPE_CHECKING:`` do not (they never run). Run this file as a script to print
+the graph.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import jupyter_copilot
+
+PACKAGE = "jupyter_copilot"
+ROOT = Path(jupyter_copilot.__file__).parent
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    """``jupyter_copilot/agents/host.py`` -> ``jupyter_copilot.agents.host``."""
+    parts = [PACKAGE, *path.relative_to(root).with_suffix("").parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    if isinstance(test, ast.Name):
+        return test.id == "TYPE_CHECKING"
+    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+
+
+def _imports(tree: ast.AST) -> Iterable[ast.Import | ast.ImportFrom]:
+    """Every import statement that can run, at any depth, skipping ``if TYPE_CHECKING:``."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+            continue
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            stack.extend(node.orelse)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = module.split(".")
+    if not is_package:
+        base.pop()
+    if node.level > 1:
+        base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Each module of the package and the package modules it imports."""
+    paths = {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
+    known = set(paths)
+
+    def target(name: str) -> str | None:
+        # ``from .agents import bodies`` names a module; ``from .x import y`` names x.
+        while name and name not in known:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in paths.items():
+        is_package = path.name == "__init__.py"
+        edges: set[str] = set()
+        for node in _imports(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                source = _resolve(module, is_package, node)
+                names = [f"{source}.{alias.name}" for alias in node.names] or [source]
+            for name in names:
+                if name.split(".")[0] != PACKAGE:
+                    continue
+                found = target(name)
+                if found is not None and found != module and not module.startswith(found + "."):
+                    # Importing a submodule runs its package's __init__, which is no edge back.
+                    edges.add(found)
+        graph[module] = edges
+    return graph
+
+
+def find_cycle(graph: Mapping[str, Iterable[str]]) -> list[str] | None:
+    """One cycle of ``graph`` as a path ``[a, b, ..., a]``, or None when there is none."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state:
+                found = visit(nxt)
+                if found is not None:
+                    return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            found = visit(node)
+            if found is not None:
+                return found
+    return None
+
+
+def describe(graph: Mapping[str, Iterable[str]]) -> str:
+    """The graph as text: one line per module with what it imports."""
+    short = len(PACKAGE) + 1
+    lines = []
+    for module in sorted(graph):
+        targets = ", ".join(t[short:] or PACKAGE for t in sorted(graph[module]))
+        lines.append(f"{module[short:] or PACKAGE} -> {targets or '-'}")
+    return "\n".join(lines)
+
+
+# -- the cycle finder itself -------------------------------------------------------------------
+
+
+def test_find_cycle_finds_a_cycle_of_three() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert find_cycle(graph) == ["a", "b", "c", "a"]
+
+
+def test_find_cycle_finds_a_self_loop_and_none_in_a_diamond() -> None:
+    assert find_cycle({"a": {"a"}}) == ["a", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"d"}, "c": {"d"}, "d": set()}) is None
+
+
+def test_import_graph_counts_lazy_imports_and_skips_type_checking(tmp_path: Path) -> None:
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "__init__.py").write_text("")
+    (tmp_path / "a.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from .b import B\n"
+        "def f():\n"
+        "    from .sub import c\n"
+    )
+    (tmp_path / "b.py").write_text("from . import a\n")
+    (tmp_path / "sub" / "c.py").write_text("from ..b import x\nimport jupyter_copilot.a\n")
+    graph = import_graph(tmp_path)
+    assert graph[f"{PACKAGE}.a"] == {f"{PACKAGE}.sub.c"}
+    assert graph[f"{PACKAGE}.b"] == {f"{PACKAGE}.a"}
+    assert graph[f"{PACKAGE}.sub.c"] == {f"{PACKAGE}.b", f"{PACKAGE}.a"}
+    assert find_cycle(graph) == [f"{PACKAGE}.a", f"{PACKAGE}.sub.c", f"{PACKAGE}.a"]
+
+
+# -- the package -------------------------------------------------------------------------------
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    graph = import_graph()
+    assert f"{PACKAGE}.handlers" in graph and f"{PACKAGE}.agents.handlers" in graph
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_services_do_not_import_the_http_layer() -> None:
+    graph = import_graph()
+    http = {f"{PACKAGE}.{name}" for name in ("actions", "handlers", "routes", "web", "app")}
+    services = ["edit_tool", "notebook", "dispatcher", "callers", "switches", "pages"]
+    services += [m.removeprefix(f"{PACKAGE}.") for m in graph if m.startswith(f"{PACKAGE}.mcp.")]
+    for service in services:
+        assert not graph[f"{PACKAGE}.{service}"] & http, service
+
+
+if __name__ == "__main__":
+    print(describe(import_graph()))
