@@ -362,15 +362,15 @@ def test_the_bridge_schemas_define_exactly_the_vocabularys_message_types() -> No
 
 
 def test_python_names_match_the_vocabulary() -> None:
-    from jupyter_copilot import actions, approvals, context, edits, sessions, skills
+    from jupyter_copilot import approvals, context, edits, registry, sessions, skills
+    from jupyter_copilot import callers as grants
     from jupyter_copilot.agents import filereviews
-    from jupyter_copilot.mcp import grants, tools
+    from jupyter_copilot.mcp import tools
     from jupyter_copilot.registry import load_registry
 
-    assert {actions.GET_CONTEXT, actions.INVOKE, actions.ABORT, tools.READ_CELLS} == set(
-        vocabulary.ACTIONS
-    )
-    assert load_registry().actions | {tools.READ_CELLS} == set(vocabulary.ACTIONS)
+    names = {registry.GET_CONTEXT, registry.INVOKE, registry.ABORT, registry.READ_CELLS}
+    assert names == set(vocabulary.ACTIONS)
+    assert load_registry().actions | {registry.READ_CELLS} == set(vocabulary.ACTIONS)
     assert sessions.TOOL == tools.EDIT_CELL == "notebook_edit_cell"
     listed = json.loads((PACKAGE / "mcp" / "tools.json").read_text(encoding="utf-8"))
     assert {d["name"] for d in listed} | {tools.EDIT_CELL} == set(vocabulary.TOOLS)
