@@ -60,3 +60,23 @@ def make_notebook(root: Path, name: str, sources: list[str], language: str = "py
 def load_json(name: str) -> Any:
     """A JSON file from ``tests/data``."""
     return json.loads((DATA / name).read_text(encoding="utf-8"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test of a module that opens JupyterLab in Chromium carries the ``browser`` mark,
+    so that ``pytest -m "not browser"`` runs everything else."""
+    from tests.lab import lab_page
+
+    unmarked = sorted(
+        {
+            item.nodeid.split("::")[0]
+            for item in items
+            if getattr(getattr(item, "module", None), "lab_page", None) is lab_page
+            and item.get_closest_marker("browser") is None
+        }
+    )
+    if unmarked:
+        raise pytest.UsageError(
+            "These modules open Chromium but lack `pytestmark = pytest.mark.browser`: "
+            + ", ".join(unmarked)
+        )

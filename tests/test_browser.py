@@ -15,6 +15,9 @@ from tests.conftest import make_notebook
 from tests.lab import Lab, jp_server_config, lab_page, lab_server, wait_for  # noqa: F401 (fixtures)
 from tests.pages import get_context
 
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
+pytestmark = pytest.mark.browser
+
 A_CELLS = ["import os\nimport sys\n", "def total(xs):\n    return sum(xs)\n", "total([1, 2])"]
 B_CELLS = ["b = 2", "print(b)"]
 

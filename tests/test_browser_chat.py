@@ -20,6 +20,9 @@ from tests.conversations import agent_log, scripted_agents
 from tests.lab import Lab, jp_server_config, lab_page, lab_server, wait_for  # noqa: F401 (fixtures)
 from tests.test_browser_mcp import model_source, open_notebook
 
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
+pytestmark = pytest.mark.browser
+
 UNDOCUMENTED = "def load(path):\n    return open(path).read()\n"
 DOCUMENTED = 'def load(path):\n    """Load."""\n    return open(path).read()\n'
 CELLS = ["import os", UNDOCUMENTED, "def clean(rows):\n    return [r for r in rows if r]\n"]

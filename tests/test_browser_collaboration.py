@@ -29,6 +29,9 @@ from tests.test_browser_review import (
     review_of,
 )
 
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
+pytestmark = pytest.mark.browser
+
 
 @pytest.fixture
 def jp_server_config(

@@ -26,6 +26,9 @@ from tests.lab import (
 from tests.test_browser_chat import Chat
 from tests.test_browser_mcp import model_source, open_notebook
 
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
+pytestmark = pytest.mark.browser
+
 BINDER = Path(__file__).parent.parent / "binder"
 NOTEBOOK = "demo.ipynb"
 

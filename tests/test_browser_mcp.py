@@ -21,6 +21,9 @@ from tests.lab import Lab, jp_server_config, lab_page, lab_server, wait_for  # n
 from tests.mcpclient import mcp_client, mcp_url, refusal_code, structured
 from tests.server import registrations
 
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
+pytestmark = pytest.mark.browser
+
 CANARY = "canary-91e4-never-in-the-card"
 OLD = "def total(xs):\n    return sum(xs)\n"
 NEW = f"def total(xs):\n    # {CANARY}\n    return sum(x for x in xs if x is not None)\n"

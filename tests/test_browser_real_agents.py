@@ -31,6 +31,9 @@ from tests import scriptedgemini as gemini
 from tests.lab import jp_server_config, lab_page, lab_server, wait_for  # noqa: F401 (fixtures)
 from tests.test_browser_chat import Chat
 
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
+pytestmark = pytest.mark.browser
+
 SUMMARY = (
     "# Summary\n"
     "\n"

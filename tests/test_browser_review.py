@@ -18,6 +18,9 @@ from tests.lab import Lab, jp_server_config, lab_page, lab_server, lab_server_co
 from tests.pages import get_context
 from tests.server import ABORT, INVOKE, call_action, registrations
 
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
+pytestmark = pytest.mark.browser
+
 OLD = "def total(xs):\n    return sum(xs)\n"
 NEW = "def total(xs):\n    return sum(x for x in xs if x is not None)\n"
 CELLS = ["import os", OLD, "total([1, 2])"]

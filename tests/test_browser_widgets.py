@@ -21,6 +21,9 @@ from tests.lab import (
 )
 from tests.mcpclient import mcp_client, mcp_url, structured
 
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
+pytestmark = pytest.mark.browser
+
 
 @pytest.fixture
 def jp_server_config(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
