@@ -12,7 +12,8 @@ import pytest
 
 from jupyter_copilot.context import source_hash
 from tests.conftest import make_notebook
-from tests.lab import Lab, jp_server_config, lab_page, lab_server, wait_for  # noqa: F401 (fixtures)
+from tests.eventually import eventually
+from tests.lab import Lab, lab_page
 from tests.pages import get_context
 
 # Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
@@ -47,7 +48,7 @@ async def test_selecting_a_cell_shows_the_pill_and_serves_that_cell(
         await lab.select_tab("a.ipynb")
         await lab.click_cell("a.ipynb", 1)
         page_id = await lab.page_id()
-        entries = await wait_for(
+        entries = await eventually(
             lambda: _context_with_source(jp_fetch, page_id, A_CELLS[1]), "a.ipynb's cell 2"
         )
         view, cell = entries
@@ -63,7 +64,7 @@ async def test_selecting_a_cell_shows_the_pill_and_serves_that_cell(
         async def pill_shows_cell() -> bool:
             return await pill.get_attribute("data-cell-id") == cell_id
 
-        await wait_for(pill_shows_cell, "the pill of a.ipynb's cell 2")
+        await eventually(pill_shows_cell, "the pill of a.ipynb's cell 2")
         assert await _pill_label_is(lab, "Selected python cell")
         assert await pill.get_attribute("data-attached") == "false"
         text = await pill.inner_text()
@@ -86,10 +87,10 @@ async def test_switching_tabs_moves_the_context(lab_server, jp_fetch, notebooks)
         page_id = await lab.page_id()
         await lab.select_tab("b.ipynb")
         await lab.click_cell("b.ipynb", 1)
-        await wait_for(lambda: _context_with_source(jp_fetch, page_id, B_CELLS[1]), "b")
+        await eventually(lambda: _context_with_source(jp_fetch, page_id, B_CELLS[1]), "b")
         await lab.select_tab("a.ipynb")
         await lab.click_cell("a.ipynb", 0)
-        await wait_for(lambda: _context_with_source(jp_fetch, page_id, A_CELLS[0]), "a")
+        await eventually(lambda: _context_with_source(jp_fetch, page_id, A_CELLS[0]), "a")
 
 
 async def test_thirty_rapid_tab_switches_leave_one_bridge_and_the_right_context(
@@ -102,11 +103,11 @@ async def test_thirty_rapid_tab_switches_leave_one_bridge_and_the_right_context(
             await lab.select_tab("a.ipynb" if i % 2 else "b.ipynb")
         # The last switch went to a.ipynb.
         await lab.click_cell("a.ipynb", 2)
-        await wait_for(lambda: _context_with_source(jp_fetch, page_id, A_CELLS[2]), "a, cell 3")
+        await eventually(lambda: _context_with_source(jp_fetch, page_id, A_CELLS[2]), "a, cell 3")
         assert (lab.traffic.opened, lab.traffic.closed) == (1, 0)
         assert [p.page_id for p in copilot.dispatcher.pages()] == [page_id]
         panel = lab.page.locator("#jupyter-copilot-panel")
-        await wait_for(
+        await eventually(
             lambda: _attribute_is(panel, "data-notebook-watchers", "1"), "one notebook watcher"
         )
         hellos = lab.traffic.of_type("hello")
@@ -125,8 +126,8 @@ async def test_thirty_rapid_tab_switches_leave_one_bridge_and_the_right_context(
         make_notebook(Path(lab_server.root_dir), "c.ipynb", ["c = 3", "c * 2"])
         await lab.open("c.ipynb")
         await lab.click_cell("c.ipynb", 1)
-        await wait_for(lambda: _context_with_source(jp_fetch, page_id, "c * 2"), "c, cell 2")
-        await wait_for(
+        await eventually(lambda: _context_with_source(jp_fetch, page_id, "c * 2"), "c, cell 2")
+        await eventually(
             lambda: _attribute_is(panel, "data-notebook-watchers", "1"), "one watcher after close"
         )
         assert (lab.traffic.opened, lab.traffic.closed) == (1, 0)
@@ -147,7 +148,7 @@ async def test_unsaved_typing_is_served_live_and_state_is_coalesced(
         await lab.page.keyboard.type(typed, delay=10)
         elapsed = time.monotonic() - started
         expected = A_CELLS[2] + typed
-        entries = await wait_for(
+        entries = await eventually(
             lambda: _context_with_source(jp_fetch, page_id, expected), "the typed source"
         )
         assert entries[1]["value"]["expectedSourceHash"] == source_hash(expected)
@@ -233,10 +234,10 @@ async def test_two_selected_cells_remove_the_selected_cell_entry(
             entries = await get_context(jp_fetch, page_id)
             return entries if entries and entries[0]["value"]["selectedCellCount"] == 2 else None
 
-        entries = await wait_for(two_selected, "two selected cells")
+        entries = await eventually(two_selected, "two selected cells")
         assert [e["name"] for e in entries] == ["notebook_view_state"]
         hint = lab.page.locator(".jp-Copilot-Hint")
-        await wait_for(lambda: _text_contains(hint, "2 cells are selected"), "the hint")
+        await eventually(lambda: _text_contains(hint, "2 cells are selected"), "the hint")
         assert not await lab.page.locator(".jp-Copilot-Pill").is_visible()
 
 
@@ -247,10 +248,10 @@ async def test_attach_toggle_and_the_attach_command(lab_server, notebooks) -> No
         pill = await lab.pill()
         toggle = lab.page.locator(".jp-Copilot-AttachToggle")
         await toggle.click()
-        await wait_for(lambda: _attribute_is(pill, "data-attached", "true"), "attached")
+        await eventually(lambda: _attribute_is(pill, "data-attached", "true"), "attached")
         assert await toggle.get_attribute("aria-pressed") == "true"
         await toggle.press("Enter")
-        await wait_for(lambda: _attribute_is(pill, "data-attached", "false"), "detached")
+        await eventually(lambda: _attribute_is(pill, "data-attached", "false"), "detached")
 
         # The cell context menu: opens the panel and attaches the cell under the pointer.
         await lab.page.evaluate("() => window.jupyterapp.shell.collapseRight()")
@@ -258,7 +259,7 @@ async def test_attach_toggle_and_the_attach_command(lab_server, notebooks) -> No
         await cell.locator(".jp-InputArea-editor").click()
         await cell.locator(".jp-InputArea-editor").click(button="right")
         await lab.page.locator(".lm-Menu-itemLabel", has_text="Attach Cell to Copilot").click()
-        await wait_for(lambda: _attribute_is(pill, "data-attached", "true"), "attached by menu")
+        await eventually(lambda: _attribute_is(pill, "data-attached", "true"), "attached by menu")
         assert await lab.page.locator("#jupyter-copilot-panel").is_visible()
         cell_id = await cell.get_attribute("data-cell-id") or ""
         if cell_id:
@@ -266,14 +267,16 @@ async def test_attach_toggle_and_the_attach_command(lab_server, notebooks) -> No
 
         # Selecting another cell drops the attachment.
         await lab.click_cell("a.ipynb", 2)
-        await wait_for(lambda: _attribute_is(pill, "data-attached", "false"), "dropped")
+        await eventually(lambda: _attribute_is(pill, "data-attached", "false"), "dropped")
 
         # The same command from the command palette.
         await open_command_palette(lab)
         await lab.page.keyboard.type("Attach Cell to Copilot")
         item = lab.page.locator(".lm-CommandPalette-item", has_text="Attach Cell to Copilot")
         await item.first.click()
-        await wait_for(lambda: _attribute_is(pill, "data-attached", "true"), "attached by palette")
+        await eventually(
+            lambda: _attribute_is(pill, "data-attached", "true"), "attached by palette"
+        )
 
 
 class TestSmallBudget:
@@ -290,7 +293,7 @@ class TestSmallBudget:
             await lab.open("big.ipynb")
             await lab.click_cell("big.ipynb", 0)
             message = lab.page.locator(".jp-Copilot-PillMessage")
-            await wait_for(lambda: _text_contains(message, "too large"), "the size message")
+            await eventually(lambda: _text_contains(message, "too large"), "the size message")
             text = await message.inner_text()
             assert "2.9 KB" in text and "1 KB" in text, text
             assert await lab.page.locator(".jp-Copilot-AttachToggle").is_disabled()

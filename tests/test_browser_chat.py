@@ -17,7 +17,8 @@ import pytest
 
 from tests.conftest import make_notebook
 from tests.conversations import agent_log, scripted_agents
-from tests.lab import Lab, jp_server_config, lab_page, lab_server, wait_for  # noqa: F401 (fixtures)
+from tests.eventually import eventually
+from tests.lab import Lab, lab_page
 from tests.test_browser_mcp import model_source, open_notebook
 
 # Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
@@ -76,7 +77,7 @@ class Chat:
         until the message shows or a notice says why it was refused."""
         box = self.page.locator(".jp-Copilot-Composer textarea")
         await box.fill(text)
-        await wait_for(self.page.locator(".jp-Copilot-Send").is_enabled, "Send to be enabled")
+        await eventually(self.page.locator(".jp-Copilot-Send").is_enabled, "Send to be enabled")
         before = await self.messages("user").count()
         await box.press("Enter")
 
@@ -85,7 +86,7 @@ class Chat:
                 return True
             return bool(await self.notice())
 
-        await wait_for(shown, "the message to show, or a notice")
+        await eventually(shown, "the message to show, or a notice")
 
     async def notice(self) -> str:
         """The composer's notice; "" when none."""
@@ -93,7 +94,7 @@ class Chat:
         return (text or "").strip()
 
     async def idle(self) -> None:
-        await wait_for(lambda: self._is("idle"), "the reply to end", timeout=60)
+        await eventually(lambda: self._is("idle"), "the reply to end", timeout=60)
 
     async def _is(self, state: str) -> bool:
         await self.page.wait_for_timeout(100)
@@ -143,7 +144,7 @@ async def test_a_chat_only_message_shows_only_the_message_and_the_reply(
 
         # Stop ends a slow reply.
         await chat.send("slow")
-        await wait_for(lambda: _attribute_is(chat.root, "data-state", "running"), "the reply")
+        await eventually(lambda: _attribute_is(chat.root, "data-state", "running"), "the reply")
         await lab.page.locator(".jp-Copilot-Stop").click()
         await chat.idle()
         assert agent_log(log, "cancel")
@@ -208,7 +209,7 @@ async def test_an_agents_file_write_is_a_file_review_that_only_keep_writes(
         assert notes.read_text() == "Results\n=======\n\nTemperatures rose.\n"
         await lab.screenshot("copilot-file-review.png")
         await review.locator(".jp-Copilot-FileReviewKeep").click()
-        await wait_for(lambda: _file_is(notes, proposed), "Keep to write the file")
+        await eventually(lambda: _file_is(notes, proposed), "Keep to write the file")
         await review.wait_for(state="detached")
 
 
@@ -400,14 +401,14 @@ async def test_ask_about_a_cell_then_a_new_conversation_prefilled_and_the_archiv
                 'jupyter-copilot:new-conversation', {prefill: 'sort the imports'})"""
         )
         box = lab.page.locator(".jp-Copilot-Composer textarea")
-        await wait_for(lambda: _value_is(box, "sort the imports"), "the prefilled composer")
+        await eventually(lambda: _value_is(box, "sort the imports"), "the prefilled composer")
         assert await chat.messages("user").count() == 0
         # The earlier conversation stays reachable in the archive, read-only.
         await lab.page.locator(".jp-Copilot-Archive").click()
         item = lab.page.locator(f".jp-Copilot-ArchiveItem[data-conversation-id='{first}']")
         await item.wait_for(state="visible")
         await item.click()
-        await wait_for(
+        await eventually(
             lambda: _attribute_is(chat.root, "data-view", "archived"), "the archived conversation"
         )
         first_message = chat.messages("user").nth(0)
