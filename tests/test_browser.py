@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from jupyter_copilot.context import source_hash
 from tests.conftest import make_notebook
@@ -141,8 +143,7 @@ async def test_unsaved_typing_is_served_live_and_state_is_coalesced(
         page_id = await lab.page_id()
         await lab.click_cell("a.ipynb", 2)
         await lab.page.keyboard.press("Control+End")
-        await asyncio.sleep(0.5)
-        before = len(lab.traffic.of_type("state"))
+        before = await settled_state_count(lab, quiet=0.5)
         typed = "".join("xyzw"[i % 4] for i in range(200))
         started = time.monotonic()
         await lab.page.keyboard.type(typed, delay=10)
@@ -155,8 +156,7 @@ async def test_unsaved_typing_is_served_live_and_state_is_coalesced(
         # Nothing was saved: the file still holds the old source.
         on_disk = json.loads((jp_root_dir / "a.ipynb").read_text())
         assert "".join(on_disk["cells"][2]["source"]) == A_CELLS[2]
-        await asyncio.sleep(0.5)
-        sent = len(lab.traffic.of_type("state")) - before
+        sent = await settled_state_count(lab, quiet=0.5) - before
         # One message per 100 ms window at most, however many keystrokes.
         assert 1 <= sent <= elapsed / 0.1 + 3, (sent, elapsed)
         assert sent < 200 / 4
@@ -180,6 +180,7 @@ async def test_context_is_answered_while_the_page_is_busy(lab_server, jp_fetch, 
                 const end = Date.now() + 3000; while (Date.now() < end) {}
                 window.__busyUntil = Date.now(); }, 0); }"""
         )
+        # Let the timer start the busy loop: a page that is busy cannot be asked whether it is.
         await asyncio.sleep(0.3)
         entries = await get_context(jp_fetch, page_id)
         answered_at = time.time() * 1000
@@ -194,15 +195,15 @@ async def settled_state_count(lab: Lab, quiet: float = 1.0, timeout: float = 15.
 
     The kernel's start (language, session) changes the state late on a loaded machine.
     """
-    deadline = time.monotonic() + timeout
-    count = len(lab.traffic.of_type("state"))
-    while time.monotonic() < deadline:
-        await asyncio.sleep(quiet)
-        now = len(lab.traffic.of_type("state"))
-        if now == count:
-            return count
-        count = now
-    raise AssertionError("the page never stopped sending state")
+    counts = [len(lab.traffic.of_type("state"))]
+
+    async def quiet_period() -> tuple[int] | None:
+        await asyncio.sleep(quiet)  # the condition is a quiet period of this length
+        counts.append(len(lab.traffic.of_type("state")))
+        return (counts[-1],) if counts[-1] == counts[-2] else None
+
+    [count] = await eventually(quiet_period, "the page to stop sending state", timeout, interval=0)
+    return count
 
 
 async def test_cursor_moves_send_no_state(lab_server, notebooks) -> None:
@@ -216,7 +217,7 @@ async def test_cursor_moves_send_no_state(lab_server, notebooks) -> None:
         before = await settled_state_count(lab)
         for key in ["ArrowLeft", "ArrowRight", "Home", "End"] * 10:
             await lab.page.keyboard.press(key)
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # the point: no state follows, so a fixed wait
         assert len(lab.traffic.of_type("state")) == before
 
 
@@ -307,16 +308,18 @@ async def open_command_palette(lab: Lab) -> None:
     the palette; wait for frames to pass and press again if the palette closed.
     """
     search = lab.page.locator(".lm-CommandPalette-input")
-    for _ in range(5):
+
+    async def opened() -> bool:
         await lab.page.evaluate(
             "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
         )
         await lab.page.keyboard.press("Control+Shift+C")
-        await asyncio.sleep(0.3)
-        if await search.is_visible():
-            await search.focus()
-            return
-    raise AssertionError("the command palette did not open")
+        with contextlib.suppress(PlaywrightTimeoutError):
+            await search.wait_for(state="visible", timeout=300)
+        return await search.is_visible()
+
+    await eventually(opened, "the command palette to open", 5, interval=0)
+    await search.focus()
 
 
 async def _pill_label_is(lab: Lab, label: str) -> bool:
@@ -347,7 +350,7 @@ class TestFeatureSwitchOff:
         async with lab_page(lab_server, panel=False) as lab:
             await lab.open("a.ipynb")
             await lab.click_cell("a.ipynb", 0)
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(1.0)  # the point: no panel and no bridge come, so a fixed wait
             assert await lab.page.locator("#jupyter-copilot-panel").count() == 0
             assert lab.traffic.opened == 0
             has_command = await lab.page.evaluate(

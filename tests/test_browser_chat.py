@@ -97,6 +97,8 @@ class Chat:
         await eventually(lambda: self._is("idle"), "the reply to end", timeout=60)
 
     async def _is(self, state: str) -> bool:
+        # A turn just sent may not have set the panel running yet: nothing marks "sent, not yet
+        # running", so each look comes a moment later.
         await self.page.wait_for_timeout(100)
         running = await self.root.get_attribute("data-state")
         agents = self.page.locator(".jp-Copilot-Message[data-role=agent]")
@@ -270,6 +272,7 @@ async def test_a_hostile_reply_can_neither_run_commands_nor_load_anything(
             await chat.choose_agent("scripted", chat_only=True)
             await chat.send(f"reply {reply}")
             await chat.idle()
+            # The point: nothing the reply holds loads on its own (no hits below), so a fixed wait.
             await lab.page.wait_for_timeout(1000)
             rendered = lab.page.locator(".jp-Copilot-Reply").last
             html = await rendered.inner_html()
@@ -284,7 +287,7 @@ async def test_a_hostile_reply_can_neither_run_commands_nor_load_anything(
             assert hits == []
             # A press on what was a command button runs nothing.
             await rendered.get_by_text("Show the diff").click()
-            await lab.page.wait_for_timeout(300)
+            await lab.page.wait_for_timeout(300)  # the point: nothing opens, so a fixed wait
             assert await lab.page.locator(".jp-Notebook").count() == 0
     finally:
         server.shutdown()
@@ -359,7 +362,12 @@ async def test_docstrings_with_ask_before_edits_then_plan_then_the_kill_switch(
         (jp_config_dir / "jupyter_copilot_config.json").write_text(
             json.dumps({"CopilotApp": {"tools_enabled": False}})
         )
-        await lab.page.wait_for_timeout(2500)
+
+        async def engaged() -> bool:
+            status = json.loads((await jp_fetch("copilot", "api", "status")).body)
+            return status["toolsEnabled"] is False  # type: ignore[no-any-return]
+
+        await eventually(engaged, "the server to see the kill switch file", 10)
         # Attached, so that the agent's first tool call is the edit itself.
         await lab.click_cell("analysis.ipynb", 2)
         pill = await lab.pill_of(2)

@@ -265,6 +265,7 @@ async def test_closing_the_page_mid_call_is_timeout_at_once_and_changes_nothing(
                 const end = Date.now() + 8000; while (Date.now() < end) {} }, 0); }"""
         )
         call = asyncio.ensure_future(propose(jp_fetch, proposal(cell), "closed"))
+        # Let the call reach the busy page: a page that is busy cannot be asked whether it has.
         await asyncio.sleep(0.5)
         started = time.monotonic()
         await lab.page.close()
