@@ -1,4 +1,9 @@
-"""Shared fixtures: a real Jupyter server with jupyter-copilot and the file-ID service."""
+"""Shared test setup: the fixtures of each layer, as plugins, and helpers for notebooks and data.
+
+Fixtures live in tests/fixtures/ by layer: ``unit`` (no Jupyter server), ``server``
+(pytest-jupyter's Jupyter server with jupyter-copilot and the file-ID service) and
+``browser`` (JupyterLab in Chromium, for tests marked ``browser``). Tests use them by name.
+"""
 
 from __future__ import annotations
 
@@ -7,38 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-import pytest
-from traitlets.config import Config
 
-pytest_plugins = ("pytest_jupyter.jupyter_server",)
+pytest_plugins = (
+    "pytest_jupyter.jupyter_server",
+    "tests.fixtures.unit",
+    "tests.fixtures.server",
+    "tests.fixtures.browser",
+)
 
 DATA = Path(__file__).parent / "data"
-
-
-@pytest.fixture
-def copilot_config() -> dict[str, Any]:
-    """Extra ``CopilotApp`` settings for one test; override or update it in a test module."""
-    return {}
-
-
-@pytest.fixture
-def jp_server_config(tmp_path: Path, copilot_config: dict[str, Any]) -> Config:
-    """Enable jupyter-copilot and the file-ID service, with a database under the test dir."""
-    return Config(
-        {
-            "ServerApp": {
-                "jpserver_extensions": {"jupyter_copilot": True, "jupyter_server_fileid": True},
-            },
-            "BaseFileIdManager": {"db_path": str(tmp_path / "file_id.db")},
-            "CopilotApp": copilot_config,
-        }
-    )
-
-
-@pytest.fixture
-def copilot(jp_serverapp: Any) -> Any:
-    """The running ``CopilotApp``."""
-    return jp_serverapp.web_app.settings["jupyter_copilot"]
 
 
 def make_notebook(root: Path, name: str, sources: list[str], language: str = "python") -> Path:

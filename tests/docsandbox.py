@@ -21,13 +21,14 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.eventually import eventually_blocking
 
 OVERLAID = ("/usr/local/etc", "/usr/local/share", f"{sys.prefix}/etc/jupyter")
 
@@ -92,11 +93,14 @@ class Sandbox:
         self.holder = subprocess.Popen(
             ["unshare", "--mount", "--propagation", "private", "bash", "-c", script]
         )
-        deadline = time.monotonic() + 10
-        while not ready.exists():
-            if self.holder.poll() is not None or time.monotonic() > deadline:
+        holder = self.holder
+
+        def started() -> bool:
+            if holder.poll() is not None:
                 raise RuntimeError("the sandbox's mount namespace did not start")
-            time.sleep(0.05)
+            return ready.exists()
+
+        eventually_blocking(started, "the sandbox's mount namespace", 10)
 
     def _enter(self, argv: list[str]) -> list[str]:
         return ["nsenter", "--target", str(self.holder.pid), "--mount", "--", *argv]
@@ -139,16 +143,22 @@ class Sandbox:
             stderr=subprocess.STDOUT,
         )
         log.close()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                self.status()
-                return
-            except (urllib.error.URLError, ConnectionError):
-                if self.server.poll() is not None:
-                    break
-                time.sleep(0.2)
-        raise RuntimeError(f"the sandbox server did not start:\n{self.server_log.read_text()}")
+        server = self.server
+
+        def answers() -> dict[str, Any]:
+            if server.poll() is not None:
+                raise RuntimeError(
+                    f"the sandbox server did not start:\n{self.server_log.read_text()}"
+                )
+            return self.status()
+
+        eventually_blocking(
+            answers,
+            "the sandbox server to answer",
+            60,
+            interval=0.2,
+            ignoring=(urllib.error.URLError, ConnectionError),
+        )
 
     def status(self) -> dict[str, Any]:
         """``GET copilot/api/status`` of the sandbox server."""
@@ -160,14 +170,16 @@ class Sandbox:
 
     def wait_status(self, key: str, expected: Any, timeout: float = 10.0) -> dict[str, Any]:
         """Poll the status until ``key`` holds ``expected``; return that status."""
-        deadline = time.monotonic() + timeout
-        while True:
-            status = self.status()
-            if status[key] == expected:
-                return status
-            if time.monotonic() > deadline:
-                raise AssertionError(f"status {key} stayed {status[key]!r}, not {expected!r}")
-            time.sleep(0.2)
+        last: dict[str, Any] = {}
+
+        def holds() -> dict[str, Any] | None:
+            last.update(self.status())
+            return dict(last) if last[key] == expected else None
+
+        try:
+            return eventually_blocking(holds, f"status {key} {expected!r}", timeout, interval=0.2)
+        except AssertionError as e:
+            raise AssertionError(f"status {key} stayed {last[key]!r}, not {expected!r}") from e
 
     def stop_server(self) -> None:
         """Stop the sandbox server, if one runs."""

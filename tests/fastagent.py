@@ -34,7 +34,7 @@ from acp.schema import (
     RequestPermissionResponse,
 )
 
-from tests.scriptedmodel import MODEL_NAME, ScriptedModel
+from tests.scriptedmodel import MODEL_NAME
 
 FAST_AGENT_VERSION = "0.10.48"
 MCP_SERVER_NAME = "jupyter-copilot"
@@ -191,12 +191,6 @@ def fast_agent_command(venv: Path) -> list[str]:
     return [str(venv / "bin" / "python"), str(venv / "bin" / "fast-agent-acp")]
 
 
-@pytest.fixture(scope="session")
-def fast_agent() -> list[str]:
-    """The command of fast-agent's ACP server; skips (fails on CI) without Python 3.12+."""
-    return fast_agent_command(fast_agent_venv())
-
-
 @dataclass
 class FastAgentRun:
     """One run of fast-agent: its directory, its argv and the environment it needs.
@@ -270,17 +264,6 @@ def write_config(directory: Path, model_url: str) -> Path:
     path = directory / "fastagent.config.yaml"
     path.write_text(json.dumps(config, indent=2), encoding="utf-8")
     return path
-
-
-# -- the scripted OpenAI-compatible model -------------------------------------------------
-
-
-@pytest.fixture
-def fast_agent_run(
-    fast_agent: list[str], scripted_model: ScriptedModel, tmp_path: Path
-) -> FastAgentRun:
-    """A fast-agent run answered by this test's scripted model, in ``tmp_path/fast-agent``."""
-    return prepare_run(fast_agent, scripted_model.url, tmp_path / "fast-agent")
 
 
 # -- an ACP client that stands in for the person ------------------------------------------

@@ -17,13 +17,14 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
+
+from tests.eventually import eventually_blocking
 
 REPO = Path(__file__).resolve().parent.parent
 ACTIONS = (
@@ -228,17 +229,20 @@ def fuzz_server(tmp: Path) -> Iterator[FuzzServer]:
             start_new_session=True,
         )
     server = FuzzServer(port, token, log, process)
+
+    def enabled() -> bool:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited:\n{log.read_text()[-3000:]}")
+        return bool(server.status().get("enabled"))
+
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"the server exited:\n{log.read_text()[-3000:]}")
-            with contextlib.suppress(OSError, http.client.HTTPException, AssertionError):
-                if server.status().get("enabled"):
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError("the server did not start")
-            time.sleep(0.3)
+        eventually_blocking(
+            enabled,
+            "the server to start",
+            90,
+            interval=0.3,
+            ignoring=(OSError, http.client.HTTPException, AssertionError),
+        )
         yield server
     finally:
         process.terminate()

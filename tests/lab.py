@@ -7,12 +7,10 @@ never downloaded.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -131,32 +129,6 @@ def lab_server_config(tmp_path: Path, shared_tmp: Path, copilot: dict[str, Any])
         },
         "CopilotApp": copilot,
     }
-
-
-@pytest.fixture
-def jp_server_config(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, copilot_config: dict[str, Any]
-) -> dict[str, Any]:
-    """The server config of a browser test module: import this fixture to use it."""
-    return lab_server_config(tmp_path, tmp_path_factory.getbasetemp(), copilot_config)
-
-
-@pytest.fixture
-def lab_server(jp_serverapp: Any, http_server_client: Any) -> Any:
-    """The Jupyter server, listening (the HTTP listener comes with ``http_server_client``)."""
-    return jp_serverapp
-
-
-async def wait_for(predicate: Any, what: str, timeout: float = 15.0) -> Any:
-    """Poll an async predicate until it returns something truthy."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.1)
 
 
 @dataclass

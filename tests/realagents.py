@@ -341,9 +341,3 @@ async def spawn_agent(
                 if process.returncode is None:
                     with contextlib.suppress(ProcessLookupError):
                         process.kill()
-
-
-@pytest.fixture(scope="session")
-def real_agents_dir() -> Path:
-    """The directory holding the pinned real agents (installed on first use)."""
-    return install_agents()

@@ -18,11 +18,10 @@ import itertools
 import json
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
 from tornado import httpserver, web
 
 MODEL_NAME = "claude-sonnet-4-5"
@@ -426,12 +425,3 @@ class _FallbackHandler(_Handler):
 
     def post(self) -> None:
         self.finish({})
-
-
-@pytest.fixture
-def scripted_anthropic() -> Iterator[ScriptedAnthropic]:
-    """A scripted Anthropic API on its own thread; set ``.script`` in the test."""
-    model = ScriptedAnthropic()
-    model.start_in_thread()
-    yield model
-    model.stop()

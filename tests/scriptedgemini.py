@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
 from tornado import httpserver, web
 
 MODEL_NAME = "gemini-2.5-flash"
@@ -375,12 +374,3 @@ class _FallbackHandler(_Handler):
 
     def post(self) -> None:
         self.finish({})
-
-
-@pytest.fixture
-def scripted_gemini() -> Iterator[ScriptedGemini]:
-    """A scripted Gemini API on its own thread; set ``.script`` in the test."""
-    model = ScriptedGemini()
-    model.start_in_thread()
-    yield model
-    model.stop()

@@ -7,15 +7,13 @@ request so a test can assert exactly what the model saw.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
 from tornado import httpserver, web
 
 MODEL_NAME = "scripted"
@@ -196,16 +194,3 @@ class _CompletionsHandler(web.RequestHandler):
             self.write(f"data: {json.dumps(chunk)}\n\n")
             await self.flush()
         self.finish("data: [DONE]\n\n")
-
-
-@pytest.fixture
-def scripted_model(jp_asyncio_loop: asyncio.AbstractEventLoop) -> Iterator[ScriptedModel]:
-    """A scripted model served on the test's own event loop; set ``.script`` in the test."""
-    model = ScriptedModel()
-
-    async def start() -> None:
-        model.start()
-
-    jp_asyncio_loop.run_until_complete(start())
-    yield model
-    model.stop()

@@ -267,7 +267,7 @@ async def test_a_command_runs_only_after_the_person_allows_its_card(
     assert card["kind"] == "shell"
     assert card["details"] == {"conversationId": conversation, "command": command, "folder": ""}
     assert card["description"] == "Scripted agent wants to run a command"
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(0.3)  # the point: nothing runs while the card waits
     assert not marker.exists()
     await api(jp_fetch, "approvals", card["requestId"], method="POST", body={"decision": "deny"})
     events = await asyncio.wait_for(turn, 30)
@@ -476,7 +476,7 @@ async def test_tools_attached_is_true_only_once_the_agent_connected(
     conversation = await create(jp_fetch, contextRefs=["selected_cell"])
     events = await send(jp_fetch, conversation, "reply not connecting")
     assert events[0]["toolsAttached"] is False
-    await asyncio.sleep(0.6)
+    await asyncio.sleep(0.6)  # the point: the 0.3 s grace runs out without a connection
     # Not connected after the grace: the next turn says so, once.
     events = await send(jp_fetch, conversation, "reply still not")
     assert any("has not connected" in n for n in notices(events))
@@ -498,7 +498,7 @@ async def test_an_agent_that_connects_at_once_gets_no_notice(
     monkeypatch.setattr("jupyter_copilot.agents.processes.CONNECT_GRACE_SECONDS", 0.3)
     conversation = await create(jp_fetch, contextRefs=["selected_cell"])
     await send(jp_fetch, conversation, "mcp context_snapshot {}")
-    await asyncio.sleep(0.6)
+    await asyncio.sleep(0.6)  # the point: the 0.3 s grace runs out after the connection
     events = await send(jp_fetch, conversation, "reply done")
     assert notices(events) == []
 

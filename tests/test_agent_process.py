@@ -20,6 +20,7 @@ import pytest
 from jupyter_copilot.agents.conversation import Turn
 from jupyter_copilot.agents.sandbox import OFF, Sandbox
 from tests.conversations import agent_log, api, create, reply_of, scripted_agents, send
+from tests.eventually import eventually
 from tests.pages import ScriptedPage, next_of, notebook_state
 
 
@@ -93,6 +94,7 @@ async def test_a_cancelled_stop_does_not_poison_the_next_one(
     await send(jp_fetch, conversation, "escape")
     [process] = [c.process for c in copilot.conversations.listed("owner")]
     first = asyncio.ensure_future(process.stop())
+    # The point: the caller goes away while the stop waits out the agent's SIGTERM grace.
     await asyncio.sleep(0.5)
     first.cancel()
     with contextlib.suppress(asyncio.CancelledError):
@@ -206,10 +208,7 @@ async def test_a_turn_over_its_time_limit_ends_as_an_error(
     events = await send(jp_fetch, conversation, "slow")
     assert events[-1]["stopReason"] == "error" and "longer than 1 seconds" in events[-1]["error"]
     # The agent was told to cancel (a notification: it may still be on its way).
-    for _ in range(50):
-        if agent_log(log, "cancel"):
-            break
-        await asyncio.sleep(0.1)
+    await eventually(lambda: agent_log(log, "cancel"), "the agent to log the cancel", 5)
     assert agent_log(log, "cancel")
     assert time.monotonic() - started < 10
 

@@ -125,7 +125,8 @@ async def test_interactive_shows_a_card_and_allow_opens_the_review(
     async with mcp_client(url, jp_auth_header) as client:
         call = asyncio.ensure_future(client.call_tool("notebook_edit_cell", s.arguments()))
         card = await next_of(s.page, "approval")
-        # Waiting: the page has not been asked to open anything.
+        # Waiting: the page has not been asked to open anything (the point: nothing happens
+        # while the card waits, so a fixed wait).
         await asyncio.sleep(0.3)
         assert not call.done() and s.invokes() == []
         assert card["request"] == {

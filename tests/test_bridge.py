@@ -8,6 +8,7 @@ import json
 import pytest
 from tornado.httpclient import HTTPClientError
 
+from tests.eventually import eventually
 from tests.pages import ScriptedPage, context_answer, get_context, notebook_state
 
 
@@ -121,8 +122,7 @@ class TestLongDeadline:
         page = await ScriptedPage.connect(jp_ws_fetch, "p-1")
         page.respond = lambda request: None
         call = asyncio.ensure_future(get_context(jp_fetch))
-        while not page.requests:
-            await asyncio.sleep(0.01)
+        await eventually(lambda: page.requests, "the page to be asked for its context")
         page.close()
         # Far less than the 120 s deadline: the close itself must end the call.
         with pytest.raises(HTTPClientError) as err:

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from jupyter_copilot.context import source_hash
 from tests.conftest import make_notebook
-from tests.lab import Lab, jp_server_config, lab_page, lab_server, wait_for  # noqa: F401 (fixtures)
+from tests.eventually import eventually
+from tests.lab import Lab, lab_page
 from tests.pages import get_context
+
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
+pytestmark = pytest.mark.browser
 
 A_CELLS = ["import os\nimport sys\n", "def total(xs):\n    return sum(xs)\n", "total([1, 2])"]
 B_CELLS = ["b = 2", "print(b)"]
@@ -44,7 +50,7 @@ async def test_selecting_a_cell_shows_the_pill_and_serves_that_cell(
         await lab.select_tab("a.ipynb")
         await lab.click_cell("a.ipynb", 1)
         page_id = await lab.page_id()
-        entries = await wait_for(
+        entries = await eventually(
             lambda: _context_with_source(jp_fetch, page_id, A_CELLS[1]), "a.ipynb's cell 2"
         )
         view, cell = entries
@@ -60,7 +66,7 @@ async def test_selecting_a_cell_shows_the_pill_and_serves_that_cell(
         async def pill_shows_cell() -> bool:
             return await pill.get_attribute("data-cell-id") == cell_id
 
-        await wait_for(pill_shows_cell, "the pill of a.ipynb's cell 2")
+        await eventually(pill_shows_cell, "the pill of a.ipynb's cell 2")
         assert await _pill_label_is(lab, "Selected python cell")
         assert await pill.get_attribute("data-attached") == "false"
         text = await pill.inner_text()
@@ -83,10 +89,10 @@ async def test_switching_tabs_moves_the_context(lab_server, jp_fetch, notebooks)
         page_id = await lab.page_id()
         await lab.select_tab("b.ipynb")
         await lab.click_cell("b.ipynb", 1)
-        await wait_for(lambda: _context_with_source(jp_fetch, page_id, B_CELLS[1]), "b")
+        await eventually(lambda: _context_with_source(jp_fetch, page_id, B_CELLS[1]), "b")
         await lab.select_tab("a.ipynb")
         await lab.click_cell("a.ipynb", 0)
-        await wait_for(lambda: _context_with_source(jp_fetch, page_id, A_CELLS[0]), "a")
+        await eventually(lambda: _context_with_source(jp_fetch, page_id, A_CELLS[0]), "a")
 
 
 async def test_thirty_rapid_tab_switches_leave_one_bridge_and_the_right_context(
@@ -99,11 +105,11 @@ async def test_thirty_rapid_tab_switches_leave_one_bridge_and_the_right_context(
             await lab.select_tab("a.ipynb" if i % 2 else "b.ipynb")
         # The last switch went to a.ipynb.
         await lab.click_cell("a.ipynb", 2)
-        await wait_for(lambda: _context_with_source(jp_fetch, page_id, A_CELLS[2]), "a, cell 3")
+        await eventually(lambda: _context_with_source(jp_fetch, page_id, A_CELLS[2]), "a, cell 3")
         assert (lab.traffic.opened, lab.traffic.closed) == (1, 0)
         assert [p.page_id for p in copilot.dispatcher.pages()] == [page_id]
         panel = lab.page.locator("#jupyter-copilot-panel")
-        await wait_for(
+        await eventually(
             lambda: _attribute_is(panel, "data-notebook-watchers", "1"), "one notebook watcher"
         )
         hellos = lab.traffic.of_type("hello")
@@ -122,8 +128,8 @@ async def test_thirty_rapid_tab_switches_leave_one_bridge_and_the_right_context(
         make_notebook(Path(lab_server.root_dir), "c.ipynb", ["c = 3", "c * 2"])
         await lab.open("c.ipynb")
         await lab.click_cell("c.ipynb", 1)
-        await wait_for(lambda: _context_with_source(jp_fetch, page_id, "c * 2"), "c, cell 2")
-        await wait_for(
+        await eventually(lambda: _context_with_source(jp_fetch, page_id, "c * 2"), "c, cell 2")
+        await eventually(
             lambda: _attribute_is(panel, "data-notebook-watchers", "1"), "one watcher after close"
         )
         assert (lab.traffic.opened, lab.traffic.closed) == (1, 0)
@@ -137,22 +143,20 @@ async def test_unsaved_typing_is_served_live_and_state_is_coalesced(
         page_id = await lab.page_id()
         await lab.click_cell("a.ipynb", 2)
         await lab.page.keyboard.press("Control+End")
-        await asyncio.sleep(0.5)
-        before = len(lab.traffic.of_type("state"))
+        before = await settled_state_count(lab, quiet=0.5)
         typed = "".join("xyzw"[i % 4] for i in range(200))
         started = time.monotonic()
         await lab.page.keyboard.type(typed, delay=10)
         elapsed = time.monotonic() - started
         expected = A_CELLS[2] + typed
-        entries = await wait_for(
+        entries = await eventually(
             lambda: _context_with_source(jp_fetch, page_id, expected), "the typed source"
         )
         assert entries[1]["value"]["expectedSourceHash"] == source_hash(expected)
         # Nothing was saved: the file still holds the old source.
         on_disk = json.loads((jp_root_dir / "a.ipynb").read_text())
         assert "".join(on_disk["cells"][2]["source"]) == A_CELLS[2]
-        await asyncio.sleep(0.5)
-        sent = len(lab.traffic.of_type("state")) - before
+        sent = await settled_state_count(lab, quiet=0.5) - before
         # One message per 100 ms window at most, however many keystrokes.
         assert 1 <= sent <= elapsed / 0.1 + 3, (sent, elapsed)
         assert sent < 200 / 4
@@ -176,6 +180,7 @@ async def test_context_is_answered_while_the_page_is_busy(lab_server, jp_fetch, 
                 const end = Date.now() + 3000; while (Date.now() < end) {}
                 window.__busyUntil = Date.now(); }, 0); }"""
         )
+        # Let the timer start the busy loop: a page that is busy cannot be asked whether it is.
         await asyncio.sleep(0.3)
         entries = await get_context(jp_fetch, page_id)
         answered_at = time.time() * 1000
@@ -190,15 +195,15 @@ async def settled_state_count(lab: Lab, quiet: float = 1.0, timeout: float = 15.
 
     The kernel's start (language, session) changes the state late on a loaded machine.
     """
-    deadline = time.monotonic() + timeout
-    count = len(lab.traffic.of_type("state"))
-    while time.monotonic() < deadline:
-        await asyncio.sleep(quiet)
-        now = len(lab.traffic.of_type("state"))
-        if now == count:
-            return count
-        count = now
-    raise AssertionError("the page never stopped sending state")
+    counts = [len(lab.traffic.of_type("state"))]
+
+    async def quiet_period() -> tuple[int] | None:
+        await asyncio.sleep(quiet)  # the condition is a quiet period of this length
+        counts.append(len(lab.traffic.of_type("state")))
+        return (counts[-1],) if counts[-1] == counts[-2] else None
+
+    [count] = await eventually(quiet_period, "the page to stop sending state", timeout, interval=0)
+    return count
 
 
 async def test_cursor_moves_send_no_state(lab_server, notebooks) -> None:
@@ -212,7 +217,7 @@ async def test_cursor_moves_send_no_state(lab_server, notebooks) -> None:
         before = await settled_state_count(lab)
         for key in ["ArrowLeft", "ArrowRight", "Home", "End"] * 10:
             await lab.page.keyboard.press(key)
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # the point: no state follows, so a fixed wait
         assert len(lab.traffic.of_type("state")) == before
 
 
@@ -230,10 +235,10 @@ async def test_two_selected_cells_remove_the_selected_cell_entry(
             entries = await get_context(jp_fetch, page_id)
             return entries if entries and entries[0]["value"]["selectedCellCount"] == 2 else None
 
-        entries = await wait_for(two_selected, "two selected cells")
+        entries = await eventually(two_selected, "two selected cells")
         assert [e["name"] for e in entries] == ["notebook_view_state"]
         hint = lab.page.locator(".jp-Copilot-Hint")
-        await wait_for(lambda: _text_contains(hint, "2 cells are selected"), "the hint")
+        await eventually(lambda: _text_contains(hint, "2 cells are selected"), "the hint")
         assert not await lab.page.locator(".jp-Copilot-Pill").is_visible()
 
 
@@ -244,10 +249,10 @@ async def test_attach_toggle_and_the_attach_command(lab_server, notebooks) -> No
         pill = await lab.pill()
         toggle = lab.page.locator(".jp-Copilot-AttachToggle")
         await toggle.click()
-        await wait_for(lambda: _attribute_is(pill, "data-attached", "true"), "attached")
+        await eventually(lambda: _attribute_is(pill, "data-attached", "true"), "attached")
         assert await toggle.get_attribute("aria-pressed") == "true"
         await toggle.press("Enter")
-        await wait_for(lambda: _attribute_is(pill, "data-attached", "false"), "detached")
+        await eventually(lambda: _attribute_is(pill, "data-attached", "false"), "detached")
 
         # The cell context menu: opens the panel and attaches the cell under the pointer.
         await lab.page.evaluate("() => window.jupyterapp.shell.collapseRight()")
@@ -255,7 +260,7 @@ async def test_attach_toggle_and_the_attach_command(lab_server, notebooks) -> No
         await cell.locator(".jp-InputArea-editor").click()
         await cell.locator(".jp-InputArea-editor").click(button="right")
         await lab.page.locator(".lm-Menu-itemLabel", has_text="Attach Cell to Copilot").click()
-        await wait_for(lambda: _attribute_is(pill, "data-attached", "true"), "attached by menu")
+        await eventually(lambda: _attribute_is(pill, "data-attached", "true"), "attached by menu")
         assert await lab.page.locator("#jupyter-copilot-panel").is_visible()
         cell_id = await cell.get_attribute("data-cell-id") or ""
         if cell_id:
@@ -263,14 +268,16 @@ async def test_attach_toggle_and_the_attach_command(lab_server, notebooks) -> No
 
         # Selecting another cell drops the attachment.
         await lab.click_cell("a.ipynb", 2)
-        await wait_for(lambda: _attribute_is(pill, "data-attached", "false"), "dropped")
+        await eventually(lambda: _attribute_is(pill, "data-attached", "false"), "dropped")
 
         # The same command from the command palette.
         await open_command_palette(lab)
         await lab.page.keyboard.type("Attach Cell to Copilot")
         item = lab.page.locator(".lm-CommandPalette-item", has_text="Attach Cell to Copilot")
         await item.first.click()
-        await wait_for(lambda: _attribute_is(pill, "data-attached", "true"), "attached by palette")
+        await eventually(
+            lambda: _attribute_is(pill, "data-attached", "true"), "attached by palette"
+        )
 
 
 class TestSmallBudget:
@@ -287,7 +294,7 @@ class TestSmallBudget:
             await lab.open("big.ipynb")
             await lab.click_cell("big.ipynb", 0)
             message = lab.page.locator(".jp-Copilot-PillMessage")
-            await wait_for(lambda: _text_contains(message, "too large"), "the size message")
+            await eventually(lambda: _text_contains(message, "too large"), "the size message")
             text = await message.inner_text()
             assert "2.9 KB" in text and "1 KB" in text, text
             assert await lab.page.locator(".jp-Copilot-AttachToggle").is_disabled()
@@ -301,16 +308,18 @@ async def open_command_palette(lab: Lab) -> None:
     the palette; wait for frames to pass and press again if the palette closed.
     """
     search = lab.page.locator(".lm-CommandPalette-input")
-    for _ in range(5):
+
+    async def opened() -> bool:
         await lab.page.evaluate(
             "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
         )
         await lab.page.keyboard.press("Control+Shift+C")
-        await asyncio.sleep(0.3)
-        if await search.is_visible():
-            await search.focus()
-            return
-    raise AssertionError("the command palette did not open")
+        with contextlib.suppress(PlaywrightTimeoutError):
+            await search.wait_for(state="visible", timeout=300)
+        return await search.is_visible()
+
+    await eventually(opened, "the command palette to open", 5, interval=0)
+    await search.focus()
 
 
 async def _pill_label_is(lab: Lab, label: str) -> bool:
@@ -341,7 +350,7 @@ class TestFeatureSwitchOff:
         async with lab_page(lab_server, panel=False) as lab:
             await lab.open("a.ipynb")
             await lab.click_cell("a.ipynb", 0)
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(1.0)  # the point: no panel and no bridge come, so a fixed wait
             assert await lab.page.locator("#jupyter-copilot-panel").count() == 0
             assert lab.traffic.opened == 0
             has_command = await lab.page.evaluate(

@@ -17,8 +17,12 @@ import pytest
 
 from tests.conftest import make_notebook
 from tests.conversations import agent_log, scripted_agents
-from tests.lab import Lab, jp_server_config, lab_page, lab_server, wait_for  # noqa: F401 (fixtures)
+from tests.eventually import eventually
+from tests.lab import Lab, lab_page
 from tests.test_browser_mcp import model_source, open_notebook
+
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
+pytestmark = pytest.mark.browser
 
 UNDOCUMENTED = "def load(path):\n    return open(path).read()\n"
 DOCUMENTED = 'def load(path):\n    """Load."""\n    return open(path).read()\n'
@@ -73,7 +77,7 @@ class Chat:
         until the message shows or a notice says why it was refused."""
         box = self.page.locator(".jp-Copilot-Composer textarea")
         await box.fill(text)
-        await wait_for(self.page.locator(".jp-Copilot-Send").is_enabled, "Send to be enabled")
+        await eventually(self.page.locator(".jp-Copilot-Send").is_enabled, "Send to be enabled")
         before = await self.messages("user").count()
         await box.press("Enter")
 
@@ -82,7 +86,7 @@ class Chat:
                 return True
             return bool(await self.notice())
 
-        await wait_for(shown, "the message to show, or a notice")
+        await eventually(shown, "the message to show, or a notice")
 
     async def notice(self) -> str:
         """The composer's notice; "" when none."""
@@ -90,9 +94,11 @@ class Chat:
         return (text or "").strip()
 
     async def idle(self) -> None:
-        await wait_for(lambda: self._is("idle"), "the reply to end", timeout=60)
+        await eventually(lambda: self._is("idle"), "the reply to end", timeout=60)
 
     async def _is(self, state: str) -> bool:
+        # A turn just sent may not have set the panel running yet: nothing marks "sent, not yet
+        # running", so each look comes a moment later.
         await self.page.wait_for_timeout(100)
         running = await self.root.get_attribute("data-state")
         agents = self.page.locator(".jp-Copilot-Message[data-role=agent]")
@@ -140,7 +146,7 @@ async def test_a_chat_only_message_shows_only_the_message_and_the_reply(
 
         # Stop ends a slow reply.
         await chat.send("slow")
-        await wait_for(lambda: _attribute_is(chat.root, "data-state", "running"), "the reply")
+        await eventually(lambda: _attribute_is(chat.root, "data-state", "running"), "the reply")
         await lab.page.locator(".jp-Copilot-Stop").click()
         await chat.idle()
         assert agent_log(log, "cancel")
@@ -205,7 +211,7 @@ async def test_an_agents_file_write_is_a_file_review_that_only_keep_writes(
         assert notes.read_text() == "Results\n=======\n\nTemperatures rose.\n"
         await lab.screenshot("copilot-file-review.png")
         await review.locator(".jp-Copilot-FileReviewKeep").click()
-        await wait_for(lambda: _file_is(notes, proposed), "Keep to write the file")
+        await eventually(lambda: _file_is(notes, proposed), "Keep to write the file")
         await review.wait_for(state="detached")
 
 
@@ -266,6 +272,7 @@ async def test_a_hostile_reply_can_neither_run_commands_nor_load_anything(
             await chat.choose_agent("scripted", chat_only=True)
             await chat.send(f"reply {reply}")
             await chat.idle()
+            # The point: nothing the reply holds loads on its own (no hits below), so a fixed wait.
             await lab.page.wait_for_timeout(1000)
             rendered = lab.page.locator(".jp-Copilot-Reply").last
             html = await rendered.inner_html()
@@ -280,7 +287,7 @@ async def test_a_hostile_reply_can_neither_run_commands_nor_load_anything(
             assert hits == []
             # A press on what was a command button runs nothing.
             await rendered.get_by_text("Show the diff").click()
-            await lab.page.wait_for_timeout(300)
+            await lab.page.wait_for_timeout(300)  # the point: nothing opens, so a fixed wait
             assert await lab.page.locator(".jp-Notebook").count() == 0
     finally:
         server.shutdown()
@@ -355,7 +362,12 @@ async def test_docstrings_with_ask_before_edits_then_plan_then_the_kill_switch(
         (jp_config_dir / "jupyter_copilot_config.json").write_text(
             json.dumps({"CopilotApp": {"tools_enabled": False}})
         )
-        await lab.page.wait_for_timeout(2500)
+
+        async def engaged() -> bool:
+            status = json.loads((await jp_fetch("copilot", "api", "status")).body)
+            return status["toolsEnabled"] is False  # type: ignore[no-any-return]
+
+        await eventually(engaged, "the server to see the kill switch file", 10)
         # Attached, so that the agent's first tool call is the edit itself.
         await lab.click_cell("analysis.ipynb", 2)
         pill = await lab.pill_of(2)
@@ -397,14 +409,14 @@ async def test_ask_about_a_cell_then_a_new_conversation_prefilled_and_the_archiv
                 'jupyter-copilot:new-conversation', {prefill: 'sort the imports'})"""
         )
         box = lab.page.locator(".jp-Copilot-Composer textarea")
-        await wait_for(lambda: _value_is(box, "sort the imports"), "the prefilled composer")
+        await eventually(lambda: _value_is(box, "sort the imports"), "the prefilled composer")
         assert await chat.messages("user").count() == 0
         # The earlier conversation stays reachable in the archive, read-only.
         await lab.page.locator(".jp-Copilot-Archive").click()
         item = lab.page.locator(f".jp-Copilot-ArchiveItem[data-conversation-id='{first}']")
         await item.wait_for(state="visible")
         await item.click()
-        await wait_for(
+        await eventually(
             lambda: _attribute_is(chat.root, "data-view", "archived"), "the archived conversation"
         )
         first_message = chat.messages("user").nth(0)

@@ -8,13 +8,12 @@ from typing import Any
 import pytest
 
 from tests.conftest import make_notebook
+from tests.eventually import eventually
 from tests.lab import (
     Lab,
     collaboration_labextensions_dir,
     lab_page,
-    lab_server,  # noqa: F401 (fixtures)
     lab_server_config,
-    wait_for,
 )
 from tests.pages import get_context
 from tests.server import INVOKE, call_action
@@ -28,6 +27,9 @@ from tests.test_browser_review import (
     proposal,
     review_of,
 )
+
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
@@ -56,7 +58,7 @@ async def served_cell(lab: Lab, jp_fetch: Any, index: int, source: str) -> dict[
             return cells[0]["value"]  # type: ignore[no-any-return]
         return None
 
-    return await wait_for(served, "the served cell")  # type: ignore[no-any-return]
+    return await eventually(served, "the served cell")  # type: ignore[no-any-return]
 
 
 async def test_a_collaborators_typing_makes_keep_refuse_and_a_kept_edit_reaches_everyone(
@@ -86,13 +88,13 @@ async def test_a_collaborators_typing_makes_keep_refuse_and_a_kept_edit_reaches_
         async def alice_sees_it() -> bool:
             return await model_source(alice, cell["cellId"]) == typed
 
-        await wait_for(alice_sees_it, "Bob's typing in Alice's notebook")
+        await eventually(alice_sees_it, "Bob's typing in Alice's notebook")
         await review.locator(".jp-Copilot-ReviewKeep").click()
 
         async def conflict() -> bool:
             return "conflict" in await decisions(alice, "shared")
 
-        await wait_for(conflict, "the conflict")
+        await eventually(conflict, "the conflict")
         assert await model_source(alice, cell["cellId"]) == typed
         assert await model_source(bob, cell["cellId"]) == typed
 
@@ -107,5 +109,5 @@ async def test_a_collaborators_typing_makes_keep_refuse_and_a_kept_edit_reaches_
         async def bob_sees_it() -> bool:
             return await model_source(bob, cell["cellId"]) == NEW
 
-        await wait_for(bob_sees_it, "the kept edit in Bob's notebook")
+        await eventually(bob_sees_it, "the kept edit in Bob's notebook")
         assert await decisions(alice, "kept") == ["keep"]

@@ -15,16 +15,18 @@ from typing import Any
 import pytest
 
 from jupyter_copilot.demo_agent import rules
+from tests.eventually import eventually
 from tests.lab import (
     Lab,
     lab_page,
-    lab_server,  # noqa: F401 (fixtures)
     lab_server_config,
-    wait_for,
     widgets_labextensions_dir,
 )
 from tests.test_browser_chat import Chat
 from tests.test_browser_mcp import model_source, open_notebook
+
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
+pytestmark = pytest.mark.browser
 
 BINDER = Path(__file__).parent.parent / "binder"
 NOTEBOOK = "demo.ipynb"
@@ -134,7 +136,7 @@ async def attach(lab: Lab, index: int) -> None:
     await pill.wait_for(state="visible")
     toggle = pill.locator(".jp-Copilot-AttachToggle")
     await toggle.click()
-    await wait_for(lambda: _text_is(toggle, "Attached"), "the Attached toggle")
+    await eventually(lambda: _text_is(toggle, "Attached"), "the Attached toggle")
 
 
 async def type_at_end(lab: Lab, index: int, text: str) -> None:
@@ -174,7 +176,7 @@ def card(lab: Lab) -> Any:
 
 async def run_cell(lab: Lab, index: int) -> list[dict[str, Any]]:
     """Run one cell with Shift+Enter and return its outputs once it has run."""
-    await wait_for(lambda: _kernel_connected(lab), "the kernel's connection", timeout=60)
+    await eventually(lambda: _kernel_connected(lab), "the kernel's connection", timeout=60)
     await lab.click_cell(NOTEBOOK, index)
     await lab.page.keyboard.press("Shift+Enter")
 
@@ -190,7 +192,7 @@ async def run_cell(lab: Lab, index: int) -> list[dict[str, Any]]:
         )
         return cell if cell["count"] and not cell["busy"] else None
 
-    return (await wait_for(ran, f"cell {index} to run", timeout=60))["outputs"]  # type: ignore[no-any-return]
+    return (await eventually(ran, f"cell {index} to run", timeout=60))["outputs"]  # type: ignore[no-any-return]
 
 
 async def test_the_walkthrough_add_docstrings_review_keep_and_undo(
@@ -202,11 +204,11 @@ async def test_the_walkthrough_add_docstrings_review_keep_and_undo(
         chat = Chat(lab)
         await open_notebook(lab, jp_fetch, NOTEBOOK)
         functions = await cell_id(lab, FUNCTIONS)
-        await wait_for(lambda: _kernel_connected(lab), "the kernel's connection", timeout=60)
+        await eventually(lambda: _kernel_connected(lab), "the kernel's connection", timeout=60)
         # No agent is configured: the demo agent is offered, in Ask before edits.
         says(demo, "Demo agent (rule-based)")
         picker = lab.page.locator(".jp-Copilot-AgentPicker")
-        await wait_for(lambda: _title_has(picker, "Demo agent (rule-based)"), "the demo agent")
+        await eventually(lambda: _title_has(picker, "Demo agent (rule-based)"), "the demo agent")
         mode = lab.page.locator(".jp-Copilot-ModeSelect")
         assert await mode.input_value() == "interactive"
         assert await mode.locator("option:checked").inner_text() == MODE
@@ -227,7 +229,7 @@ async def test_the_walkthrough_add_docstrings_review_keep_and_undo(
         # 2. Attach: the toggle says Attached and the chip names the cell.
         says(demo, "The button turns into Attached", f"{CHIP} appears above the message box")
         await toggle.click()
-        await wait_for(lambda: _text_is(toggle, "Attached"), "the Attached toggle")
+        await eventually(lambda: _text_is(toggle, "Attached"), "the Attached toggle")
         chip = lab.page.locator(".jp-Copilot-ComposerAttachment")
         await chip.wait_for(state="visible")
         assert await chip.get_attribute("data-cell-id") == functions
@@ -290,7 +292,7 @@ async def test_the_walkthrough_add_docstrings_review_keep_and_undo(
         assert await model_source(lab, functions) == DOCUMENTED
         await lab.click_cell(NOTEBOOK, FUNCTIONS)
         await lab.page.keyboard.press("Control+z")
-        await wait_for(lambda: _source_is(lab, functions, original), "one Ctrl+Z to undo Keep")
+        await eventually(lambda: _source_is(lab, functions, original), "one Ctrl+Z to undo Keep")
 
 
 async def test_the_walkthrough_when_the_cell_changes_under_a_proposal(
@@ -322,7 +324,7 @@ async def test_the_walkthrough_when_the_cell_changes_under_a_proposal(
         await card(lab).wait_for(state="visible", timeout=30000)
         await type_at_end(lab, IMPORTS, "\nimport json")
         typed = imports + "\nimport json"
-        await wait_for(lambda: _source_is(lab, cell, typed), "the typed line")
+        await eventually(lambda: _source_is(lab, cell, typed), "the typed line")
         await card(lab).locator(".jp-Copilot-ApprovalAllow").click()
         await chat.idle()
         assert await reply(chat) == STALE
@@ -350,9 +352,9 @@ async def test_the_walkthrough_when_the_cell_changes_under_a_proposal(
         says(demo, "Keep is gone and Undo becomes Dismiss. Your typing stays.")
         await type_at_end(lab, IMPORTS, "\n# my note")
         noted = typed + "\n# my note"
-        await wait_for(lambda: _source_is(lab, cell, noted), "the typed note")
+        await eventually(lambda: _source_is(lab, cell, noted), "the typed note")
         await opened.locator(".jp-Copilot-ReviewKeep").click()
-        await wait_for(lambda: _attribute_is(opened, "data-state", "conflict"), "the conflict")
+        await eventually(lambda: _attribute_is(opened, "data-state", "conflict"), "the conflict")
         assert await opened.locator(".jp-Copilot-ReviewMessage").inner_text() == CONFLICT
         assert await opened.locator(".jp-Copilot-ReviewKeep").is_hidden()
         assert await opened.locator(".jp-Copilot-ReviewDiff").is_hidden()
@@ -360,7 +362,7 @@ async def test_the_walkthrough_when_the_cell_changes_under_a_proposal(
         assert await dismiss.inner_text() == "Dismiss"
         assert await model_source(lab, cell) == noted
         meta = lab.page.locator(f".jp-Copilot-Pill[data-cell-id='{cell}'] .jp-Copilot-PillMeta")
-        await wait_for(lambda: _text_is(meta, "6 lines"), "the pill of the typed cell")
+        await eventually(lambda: _text_is(meta, "6 lines"), "the pill of the typed cell")
         shot = await lab.screenshot("demo-stale.png")
         assert shot.stat().st_size > 10_000
         await dismiss.click()
@@ -438,12 +440,12 @@ async def test_the_data_cells_run_and_the_slider_renders(lab_server, jp_fetch, d
         slider = cell.locator(".jupyter-widgets .widget-slider")
         await slider.wait_for(state="visible", timeout=60000)
         listing = cell.locator(".jupyter-widgets .jp-OutputArea-output")
-        await wait_for(
+        await eventually(
             lambda: _text_has(listing, "12 of 30 readings at or above 30 °C"), "the warm days"
         )
         await slider.locator(".noUi-handle").focus()
         await lab.page.keyboard.press("ArrowRight")
-        await wait_for(
+        await eventually(
             lambda: _text_has(listing, "11 of 30 readings at or above 31 °C"), "the slider's move"
         )
         assert "2024-07-04  Lyon" not in await listing.inner_text()

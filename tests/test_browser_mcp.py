@@ -17,9 +17,13 @@ import pytest
 
 from jupyter_copilot.context import entry_size, source_hash
 from tests.conftest import make_notebook
-from tests.lab import Lab, jp_server_config, lab_page, lab_server, wait_for  # noqa: F401 (fixtures)
+from tests.eventually import eventually
+from tests.lab import Lab, lab_page
 from tests.mcpclient import mcp_client, mcp_url, refusal_code, structured
 from tests.server import registrations
+
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
+pytestmark = pytest.mark.browser
 
 CANARY = "canary-91e4-never-in-the-card"
 OLD = "def total(xs):\n    return sum(xs)\n"
@@ -48,7 +52,7 @@ async def open_notebook(lab: Lab, jp_fetch: Any, path: str) -> None:
     async def registered() -> bool:
         return any(r["path"] == path for r in await registrations(jp_fetch))
 
-    await wait_for(registered, "the kernel session's registration", timeout=30)
+    await eventually(registered, "the kernel session's registration", timeout=30)
 
 
 async def read_selected(client: Any, lab: Lab, path: str, index: int) -> dict[str, Any]:
@@ -60,7 +64,7 @@ async def read_selected(client: Any, lab: Lab, path: str, index: int) -> dict[st
         cell = structured(await client.call_tool("notebook_read_selected_cell", {}))["cell"]
         return cell if cell and cell_id in (None, cell["cellId"]) else None
 
-    return await wait_for(served, f"cell {index} over MCP")  # type: ignore[no-any-return]
+    return await eventually(served, f"cell {index} over MCP")  # type: ignore[no-any-return]
 
 
 async def model_source(lab: Lab, cell_id: str) -> str:

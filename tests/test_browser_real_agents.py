@@ -28,8 +28,12 @@ import pytest
 
 from tests import realagents
 from tests import scriptedgemini as gemini
-from tests.lab import jp_server_config, lab_page, lab_server, wait_for  # noqa: F401 (fixtures)
+from tests.eventually import eventually
+from tests.lab import lab_page
 from tests.test_browser_chat import Chat
+
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
+pytestmark = pytest.mark.browser
 
 SUMMARY = (
     "# Summary\n"
@@ -160,7 +164,7 @@ async def test_gemini_writes_only_through_a_kept_review_and_a_denied_command_nev
             assert await card.count() == 0
             await lab.screenshot("copilot-file-review-gemini.png")
             await review.locator(".jp-Copilot-FileReviewKeep").click()
-            await wait_for(lambda: _file_is(summary, SUMMARY), "Keep to write summary.md", 30)
+            await eventually(lambda: _file_is(summary, SUMMARY), "Keep to write summary.md", 30)
             await review.wait_for(state="detached", timeout=30000)
             kept.set()
 

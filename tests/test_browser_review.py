@@ -16,9 +16,13 @@ from jupyter_copilot.killswitch import config_directories
 from jupyter_copilot.mcp.tools import READ_CELLS
 from jupyter_copilot.refusals import Refusal
 from tests.conftest import make_notebook
-from tests.lab import Lab, jp_server_config, lab_page, lab_server, lab_server_config, wait_for  # noqa: F401 (fixtures)
+from tests.eventually import eventually
+from tests.lab import Lab, lab_page
 from tests.pages import get_context
 from tests.server import ABORT, INVOKE, call_action, registrations
+
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
+pytestmark = pytest.mark.browser
 
 OLD = "def total(xs):\n    return sum(xs)\n"
 NEW = "def total(xs):\n    return sum(x for x in xs if x is not None)\n"
@@ -37,7 +41,7 @@ async def selected_cell(lab: Lab, jp_fetch: Any, path: str, index: int) -> dict[
             return cells[0]["value"]  # type: ignore[no-any-return]
         return None
 
-    return await wait_for(served, f"the context of cell {index}")  # type: ignore[no-any-return]
+    return await eventually(served, f"the context of cell {index}")  # type: ignore[no-any-return]
 
 
 async def open_notebook(lab: Lab, jp_fetch: Any, path: str) -> None:
@@ -47,7 +51,7 @@ async def open_notebook(lab: Lab, jp_fetch: Any, path: str) -> None:
     async def registered() -> bool:
         return any(r["path"] == path for r in await registrations(jp_fetch))
 
-    await wait_for(registered, "the kernel session's registration", timeout=30)
+    await eventually(registered, "the kernel session's registration", timeout=30)
 
 
 def proposal(cell: dict[str, Any], new_source: str = NEW, **changes: Any) -> dict[str, Any]:
@@ -124,7 +128,7 @@ async def test_a_proposal_opens_a_visible_review_and_changes_nothing(
         assert await model_source(lab, cell["cellId"]) == OLD
         assert (await selected_cell(lab, jp_fetch, "a.ipynb", 1))["source"] == OLD
         meta = lab.page.locator(".jp-Copilot-Pill")
-        await wait_for(lambda: _text_has(meta, "3 lines"), "the pill of the reviewed cell")
+        await eventually(lambda: _text_has(meta, "3 lines"), "the pill of the reviewed cell")
         shot = await lab.screenshot("copilot-review.png")
         assert shot.stat().st_size > 10_000
 
@@ -146,7 +150,7 @@ async def test_keep_applies_exactly_the_proposal_and_one_undo_restores(
         # One undo step, from the cell's editor.
         await lab.click_cell("a.ipynb", 1)
         await lab.page.keyboard.press("Control+z")
-        await wait_for(
+        await eventually(
             lambda: _source_is(lab, cell["cellId"], OLD), "one Ctrl+Z to restore the old source"
         )
 
@@ -180,7 +184,7 @@ async def test_typing_during_the_review_makes_keep_refuse_and_keeps_the_typing(
         await lab.page.keyboard.press("Control+End")
         await lab.page.keyboard.type("# mine")
         await review.locator(".jp-Copilot-ReviewKeep").click()
-        await wait_for(lambda: _has_decision(lab, "typed", "conflict"), "the conflict")
+        await eventually(lambda: _has_decision(lab, "typed", "conflict"), "the conflict")
         typed = OLD + "# mine"
         assert await model_source(lab, cell["cellId"]) == typed
         message = lab.page.locator(".jp-Copilot-ReviewMessage")
@@ -232,7 +236,7 @@ async def test_the_last_cell_of_a_300_cell_notebook_gets_its_review(
                 panel.content.activeCellIndex = 299;
             }"""
         )
-        entries = await wait_for(lambda: _selected(jp_fetch, "value_299 = 299"), "the last cell")
+        entries = await eventually(lambda: _selected(jp_fetch, "value_299 = 299"), "the last cell")
         cell = entries
         await lab.page.evaluate(
             """async () => {
@@ -263,6 +267,7 @@ async def test_closing_the_page_mid_call_is_timeout_at_once_and_changes_nothing(
                 const end = Date.now() + 8000; while (Date.now() < end) {} }, 0); }"""
         )
         call = asyncio.ensure_future(propose(jp_fetch, proposal(cell), "closed"))
+        # Let the call reach the busy page: a page that is busy cannot be asked whether it has.
         await asyncio.sleep(0.5)
         started = time.monotonic()
         await lab.page.close()
@@ -318,13 +323,13 @@ async def test_reloading_mid_invoke_ends_the_call_at_once_and_shows_nothing(
         bridge = HeldBridge(monkeypatch)
         bridge.hold_requests.add(INVOKE)
         call = asyncio.ensure_future(propose(jp_fetch, proposal(cell), "reload-invoke"))
-        await wait_for(lambda: bridge.holds("request"), "the invoke request")
+        await eventually(lambda: bridge.holds("request"), "the invoke request")
         started = time.monotonic()
         await _reloaded(lab, jp_fetch)
         status, body = await asyncio.wait_for(call, 10)
         assert (status, body["error"]["code"]) == (504, "timeout")
         assert time.monotonic() - started < 8  # the page went away: not the page timeout
-        await wait_for(lambda: _source_is(lab, cell["cellId"], OLD), "the reloaded notebook")
+        await eventually(lambda: _source_is(lab, cell["cellId"], OLD), "the reloaded notebook")
         assert await lab.page.locator(".jp-Copilot-Review").count() == 0
     assert copilot.edit_tool.calls.open_reviews() == []
     assert path.read_text() == before
@@ -345,13 +350,13 @@ async def test_reloading_mid_keep_applies_nothing_and_the_review_is_withdrawn(
         bridge.hold_verdicts = True
         await review.locator(".jp-Copilot-ReviewKeep").click()
         # The server said yes; the page has not heard it when it reloads.
-        await wait_for(lambda: bridge.holds("keep-verdict"), "the verdict")
+        await eventually(lambda: bridge.holds("keep-verdict"), "the verdict")
         assert bridge.held[0]["ok"] is True
         message = await review.locator(".jp-Copilot-ReviewMessage").inner_text()
         assert "Checking" in message
         assert await model_source(lab, cell["cellId"]) == OLD
         await _reloaded(lab, jp_fetch)
-        await wait_for(lambda: _source_is(lab, cell["cellId"], OLD), "the reloaded notebook")
+        await eventually(lambda: _source_is(lab, cell["cellId"], OLD), "the reloaded notebook")
         assert await lab.page.locator(".jp-Copilot-Review").count() == 0
         # The server let the review go with its page: its Keep is refused from now on.
         assert copilot.edit_tool.calls.open_reviews() == []
@@ -397,7 +402,7 @@ class TestKillSwitchDuringReview:
             )
             keep = review.locator(".jp-Copilot-ReviewKeep")
             # Within 2 seconds the page hears it and says why Keep is unavailable.
-            await wait_for(lambda: keep.is_disabled(), "Keep disabled", timeout=3)
+            await eventually(lambda: keep.is_disabled(), "Keep disabled", timeout=3)
             message = await review.locator(".jp-Copilot-ReviewMessage").inner_text()
             assert "administrator" in message.lower()
             await lab.screenshot("copilot-review-kill-switch.png")

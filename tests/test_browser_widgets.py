@@ -12,14 +12,12 @@ from typing import Any
 import pytest
 
 from tests.conftest import make_notebook
-from tests.lab import (
-    lab_page,
-    lab_server,  # noqa: F401 (fixtures)
-    lab_server_config,
-    wait_for,
-    widgets_labextensions_dir,
-)
+from tests.eventually import eventually
+from tests.lab import lab_page, lab_server_config, widgets_labextensions_dir
 from tests.mcpclient import mcp_client, mcp_url, structured
+
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
@@ -65,7 +63,7 @@ async def test_a_live_widget_is_read_as_its_type_and_model_id(lab_server, jp_roo
                     return output  # type: ignore[no-any-return]
             return None
 
-        output = await wait_for(widget_output, "the widget's output over MCP", timeout=30)
+        output = await eventually(widget_output, "the widget's output over MCP", timeout=30)
     view = output["data"]["application/vnd.jupyter.widget-view+json"]
     assert view["widgetType"] == "IntSliderModel"
     assert len(view["modelId"]) >= 16

@@ -14,6 +14,7 @@ from jupyter_copilot.context import source_hash
 from jupyter_copilot.mcp.tools import READ_CELLS
 from tests.conftest import make_notebook
 from tests.conversations import create, reply_of, scripted_agents, send
+from tests.eventually import eventually
 from tests.mcpclient import mcp_client, mcp_url, read_cells_answer, structured
 from tests.pages import ScriptedPage, context_answer, notebook_state
 from tests.server import ABORT, INVOKE, call_action, start_session
@@ -41,12 +42,12 @@ async def read_events(ws: Any, into: list[dict[str, Any]]) -> None:
 async def our_events(events: list[dict[str, Any]], expected: set[str]) -> list[dict[str, Any]]:
     """jupyter-copilot's events, once every schema in ``expected`` has been seen."""
     prefix = "https://events.jupyter.org/jupyter_copilot/"
-    for _ in range(100):
-        seen = {e.get("schema_id", "").removeprefix(prefix) for e in events}
-        if expected <= seen:
-            break
-        await asyncio.sleep(0.05)
-    assert expected <= seen, seen
+
+    def seen() -> set[str]:
+        return {e.get("schema_id", "").removeprefix(prefix) for e in events}
+
+    await eventually(lambda: expected <= seen(), f"the events {sorted(expected)}", 5)
+    assert expected <= seen(), seen()
     return [e for e in events if e.get("schema_id", "").startswith(prefix)]
 
 

@@ -15,13 +15,16 @@ import site
 import stat
 import subprocess
 import sys
-import sysconfig
 import venv
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import tomllib
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the same parser, from PyPI (the test extras)
+    import tomli as tomllib
 
 from jupyter_copilot.cli import updated_config
 from jupyter_copilot.killswitch import KillSwitch, KillSwitchState
@@ -64,14 +67,24 @@ class Env:
 def env(tmp_path: Path) -> Env:
     """A fresh environment whose three config directories live under ``tmp_path``."""
     prefix = tmp_path / "venv"
-    venv.create(prefix, system_site_packages=True, with_pip=False)
-    # system_site_packages means the base interpreter's: when the tests themselves run in a
-    # virtualenv, its packages (jupyter_core, ...) are added to the new one explicitly.
-    nested = sysconfig.get_path("purelib", vars={"base": str(prefix), "platbase": str(prefix)})
+    venv.create(prefix, system_site_packages=False, with_pip=False)
+    # The new environment imports what the interpreter running the tests imports (jupyter_core,
+    # ...), whether that is a virtualenv or a system Python: a .pth file in its own
+    # site-packages, as its own interpreter reports it, adds the running one's site directories.
+    python = prefix / "bin" / "python"
+    nested = subprocess.run(
+        [str(python), "-I", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     Path(nested).mkdir(parents=True, exist_ok=True)
-    outer = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    outer = [*site.getsitepackages()]
+    if site.ENABLE_USER_SITE:
+        outer.append(site.getusersitepackages())
     (Path(nested) / "outer-environment.pth").write_text(
-        "".join(f"import site; site.addsitedir({p!r})\n" for p in outer), encoding="utf-8"
+        "".join(f"import site; site.addsitedir({p!r})\n" for p in outer if Path(p).is_dir()),
+        encoding="utf-8",
     )
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "XDG"))}
     environ.update(
@@ -87,7 +100,7 @@ def env(tmp_path: Path) -> Env:
     )
     return Env(
         root=tmp_path,
-        python=prefix / "bin" / "python",
+        python=python,
         user=tmp_path / "user",
         sys_prefix=prefix / "etc" / "jupyter",
         system=tmp_path / "xdg" / "jupyter",

@@ -19,6 +19,7 @@ from jupyter_copilot.context import source_hash
 from jupyter_copilot.mcp.tools import READ_CELLS
 from tests.conftest import make_notebook
 from tests.conversations import agent_log, api, create, end_of, reply_of, scripted_agents, send
+from tests.eventually import eventually
 from tests.mcpclient import mcp_url, read_cells_answer
 from tests.pages import ScriptedPage, context_answer, next_of, notebook_state
 from tests.server import INVOKE, start_session
@@ -302,11 +303,12 @@ async def test_stop_cancels_a_slow_reply_and_ends_its_waiting_cards(
 ) -> None:
     conversation = await create(jp_fetch, chatOnly=True)
     turn = asyncio.ensure_future(send(jp_fetch, conversation, "slow"))
-    for _ in range(100):
+
+    async def thinking() -> Any:
         _, body = await api(jp_fetch, "conversations", conversation)
-        if body["turns"] and body["turns"][0]["reply"] == "thinking":
-            break
-        await asyncio.sleep(0.1)
+        return body if body["turns"] and body["turns"][0]["reply"] == "thinking" else None
+
+    body = await eventually(thinking, "the slow reply's first words", 10)
     assert body["conversation"]["state"] == "running"
     status, body = await api(jp_fetch, "conversations", conversation, "cancel", method="POST")
     assert (status, body) == (200, {"cancelled": True})
@@ -324,8 +326,7 @@ async def test_stop_ends_an_agent_that_ignores_it_and_the_next_message_restarts_
     monkeypatch.setattr("jupyter_copilot.agents.turns.CANCEL_GRACE_SECONDS", 0.5)
     conversation = await create(jp_fetch, chatOnly=True)
     turn = asyncio.ensure_future(send(jp_fetch, conversation, "stubborn"))
-    while not agent_log(log, "prompt"):
-        await asyncio.sleep(0.1)
+    await eventually(lambda: agent_log(log, "prompt"), "the agent to get the prompt")
     await api(jp_fetch, "conversations", conversation, "cancel", method="POST")
     events = await asyncio.wait_for(turn, 15)
     assert end_of(events)["stopReason"] == "cancelled"
@@ -357,10 +358,7 @@ async def test_an_idle_agent_is_stopped_and_the_next_message_starts_it_again(
     conversation = await create(jp_fetch, chatOnly=True)
     assert reply_of(await send(jp_fetch, conversation, "Reply with the word one")) == "one"
     pid = copilot.conversations.get("owner", conversation).process.pid
-    for _ in range(100):
-        if not alive(pid):
-            break
-        await asyncio.sleep(0.1)
+    await eventually(lambda: not alive(pid), "the idle agent to stop", 10)
     assert not alive(pid)
     events = await send(jp_fetch, conversation, "Reply with the word two")
     assert events[0]["restarted"] is True and reply_of(events) == "two"
@@ -372,11 +370,12 @@ async def test_a_second_message_while_the_agent_replies_is_refused_as_busy(
 ) -> None:
     conversation = await create(jp_fetch, chatOnly=True)
     turn = asyncio.ensure_future(send(jp_fetch, conversation, "slow"))
-    while True:
+
+    async def running() -> bool:
         _, body = await api(jp_fetch, "conversations", conversation)
-        if body["conversation"]["state"] == "running":
-            break
-        await asyncio.sleep(0.05)
+        return body["conversation"]["state"] == "running"  # type: ignore[no-any-return]
+
+    await eventually(running, "the conversation to be running")
     status, body = await api(
         jp_fetch, "conversations", conversation, "messages", method="POST", body={"text": "hi"}
     )
@@ -545,8 +544,7 @@ async def test_server_shutdown_stops_every_agent_and_its_children(
     await send(jp_fetch, first, "ignore-term")
     await send(jp_fetch, first, "spawn-child")
     busy = asyncio.ensure_future(send(jp_fetch, second, "slow"))
-    while len(agent_log(log, "prompt")) < 3:
-        await asyncio.sleep(0.1)
+    await eventually(lambda: len(agent_log(log, "prompt")) >= 3, "three prompts")
     [child] = [e["marker"] for e in agent_log(log, "child")]
     agents = [c.process.pid for c in copilot.conversations.listed("owner")]
     assert len(agents) == 2 and all(alive(pid) for pid in agents) and running("sleep", child)

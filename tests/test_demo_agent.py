@@ -183,7 +183,10 @@ async def test_cancel_stops_a_streaming_reply(tmp_path: Path) -> None:
 
 
 async def test_cancel_stops_an_mcp_call_in_flight(tmp_path: Path) -> None:
+    called = asyncio.Event()
+
     async def never_answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        called.set()
         with contextlib.suppress(Exception):
             await reader.read()  # until the agent hangs up
         writer.close()
@@ -196,7 +199,7 @@ async def test_cancel_stops_an_mcp_call_in_flight(tmp_path: Path) -> None:
         )
         prompt = asyncio.ensure_future(ask(conn, session.session_id, acp.text_block("docstrings")))
         await asyncio.wait_for(client.tool_started.wait(), WAIT)
-        await asyncio.sleep(0.5)
+        await asyncio.wait_for(called.wait(), WAIT)  # the MCP call is in flight
         await conn.cancel(session_id=session.session_id)
         stop = await asyncio.wait_for(prompt, 5.0)
     assert stop == "cancelled"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 
@@ -11,6 +10,7 @@ from tornado.httpclient import HTTPClientError
 
 from jupyter_copilot.context import source_hash
 from tests.conftest import make_notebook
+from tests.eventually import eventually
 from tests.pages import ScriptedPage, context_answer, get_context, notebook_state
 
 
@@ -81,10 +81,7 @@ async def test_a_page_that_left_is_never_picked(
     a, b = await two_pages(jp_ws_fetch)
     await a.send_state(notebook_state("a.ipynb", focused=True))
     a.close()
-    for _ in range(200):
-        if len(copilot.dispatcher.pages()) == 1:
-            break
-        await asyncio.sleep(0.01)
+    await eventually(lambda: len(copilot.dispatcher.pages()) == 1, "page a to be gone", 5)
     assert [p.page_id for p in copilot.dispatcher.pages()] == ["page-b"]
     assert served_source(await get_context(jp_fetch)) == "b = 2"
     b.close()

@@ -127,7 +127,7 @@ def test_the_quick_start_commands_are_the_ones_ci_runs() -> None:
     quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
     found = [c for b in FENCE.findall(quick) if b[0] == "bash" for c in commands(b[1])]
     assert found == [
-        "pip install . && jupyter lab --allow-root binder/demo.ipynb",
+        'pip install ".[demo]" && jupyter lab --allow-root binder/demo.ipynb',
         'pip install ".[test]" && python -m pytest',
     ]
     assert all(run_by_ci(c) for c in found)

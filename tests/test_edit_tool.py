@@ -19,6 +19,7 @@ import pytest
 from jupyter_copilot.context import source_hash
 from jupyter_copilot.killswitch import config_directories
 from tests.conftest import make_notebook
+from tests.eventually import eventually
 from tests.pages import ScriptedPage, context_answer, notebook_state
 from tests.server import ABORT, INVOKE, call_action, start_session
 
@@ -144,6 +145,8 @@ async def test_a_repeated_call_id_returns_the_first_result_without_a_second_revi
     first = asyncio.ensure_future(invoke(jp_fetch, s.tool_input(), callId="same"))
     await opened.wait()
     repeat = asyncio.ensure_future(invoke(jp_fetch, s.tool_input(), callId="same"))
+    # The repeat must reach the server before the first call ends, and nothing the page sees
+    # tells that it has (the point: no second invoke), so a fixed wait.
     await asyncio.sleep(0.2)
     s.page.send(
         {
@@ -456,8 +459,7 @@ async def test_abort_before_the_review_opened_ends_the_call_with_aborted(
     s = await scene(jp_fetch, jp_ws_fetch, jp_root_dir, copilot)
     s.page.respond = lambda r: {"withdrawn": True} if r["action"] == ABORT else None
     call = asyncio.ensure_future(invoke(jp_fetch, s.tool_input(), callId="slow"))
-    while not s.invokes():
-        await asyncio.sleep(0.01)
+    await eventually(s.invokes, "the page to be asked to invoke")
     status, body = await call_action(jp_fetch, ABORT, {"data": {"callId": "slow"}})
     assert (status, body) == (200, {"result": {"aborted": True}})
     assert code_of(await asyncio.wait_for(call, 5)) == (409, "aborted")

@@ -22,23 +22,20 @@ from jupyter_copilot.context import source_hash
 from jupyter_copilot.mcp.tools import READ_CELLS
 from tests.conftest import make_notebook
 from tests.conversations import api, create, end_of, reply_of, send
-from tests.fastagent import (  # noqa: F401 (fixtures are used by name)
+from tests.fastagent import (
     MCP_SERVER_NAME,
     FastAgentRun,
     RecordingClient,
-    fast_agent,
-    fast_agent_run,
     jupyter_mcp_server,
     spawn_fast_agent,
 )
 from tests.mcpclient import mcp_url, read_cells_answer
 from tests.pages import ScriptedPage, context_answer, notebook_state
-from tests.scriptedmodel import (  # noqa: F401 (the fixture is used by name)
+from tests.scriptedmodel import (
     ScriptedModel,
     ToolCall,
     last_tool_result,
     message_text,
-    scripted_model,
     tool_names,
 )
 from tests.server import INVOKE, start_session

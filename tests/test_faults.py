@@ -29,6 +29,7 @@ from tornado.websocket import websocket_connect
 from jupyter_copilot.context import source_hash
 from tests.conftest import make_notebook
 from tests.conversations import agent_log, api, create, scripted_agents, send
+from tests.eventually import eventually
 from tests.mcpclient import mcp_client, mcp_url, refusal_code, structured
 from tests.pages import ScriptedPage, context_answer, next_of, notebook_state
 from tests.server import INVOKE, call_action, start_session
@@ -96,8 +97,7 @@ async def test_the_bridge_dropping_with_a_pending_request_ends_the_call_at_once(
     call = asyncio.ensure_future(
         call_action(jp_fetch, INVOKE, {"data": edit(copilot._artifact_id("a.ipynb"))})
     )
-    while not page.requests:
-        await asyncio.sleep(0.02)
+    await eventually(lambda: page.requests, "the page to be asked to invoke")
     started = time.monotonic()
     page.ws.close()
     status, body = await asyncio.wait_for(call, 10)
@@ -281,25 +281,23 @@ class ServerProcess:
         self.proc = subprocess.Popen(
             args, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        deadline = time.monotonic() + 60
         async with httpx2.AsyncClient(headers=self.headers, timeout=2) as http:
-            while time.monotonic() < deadline:
-                assert self.proc.poll() is None, "the server exited"
-                with suppress(httpx2.HTTPError):
-                    if (await http.get(self.url + "copilot/api/status")).status_code == 200:
-                        return
-                await asyncio.sleep(0.2)
-        raise AssertionError("the server did not start")
+
+            async def answers() -> bool:
+                assert self.proc is not None and self.proc.poll() is None, "the server exited"
+                return (await http.get(self.url + "copilot/api/status")).status_code == 200
+
+            await eventually(answers, "the server to start", 60, ignoring=(httpx2.HTTPError,))
 
     async def stop(self, sig: int = signal.SIGTERM) -> None:
         assert self.proc is not None
         self.proc.send_signal(sig)
-        for _ in range(200):
-            if self.proc.poll() is not None:
-                return
-            await asyncio.sleep(0.1)
-        self.proc.kill()
-        self.proc.wait()
+        proc = self.proc
+        try:
+            await eventually(lambda: proc.poll() is not None, "the server to exit", 20)
+        except AssertionError:
+            proc.kill()
+            proc.wait()
 
     async def http(self, method: str, path: str, body: Any = None) -> tuple[int, dict[str, Any]]:
         async with httpx2.AsyncClient(headers=self.headers, timeout=30) as http:

@@ -289,7 +289,9 @@ async def converse(
             TURN_TIMEOUT,
         )
     finally:
-        await asyncio.sleep(0.3)  # a card or review sent at the turn's end is still taken
+        # A card or review sent at the turn's end is still taken: nothing tells that none
+        # is coming, so a fixed wait.
+        await asyncio.sleep(0.3)
         deciding.cancel()
 
 
