@@ -4,7 +4,11 @@
 import { URLExt } from '@jupyterlab/coreutils';
 import { ServerConnection } from '@jupyterlab/services';
 
-import type { Action, ApprovalMode, ContextRef } from './generated/vocabulary.js';
+import type {
+  Action,
+  ApprovalMode,
+  ContextRef
+} from './generated/vocabulary.js';
 
 /**
  * The one client of the server's `copilot/api/` endpoints, and the types of
@@ -21,8 +25,10 @@ import type { Action, ApprovalMode, ContextRef } from './generated/vocabulary.js
  */
 export namespace Actions {
   export const getContext: Action = 'jupyter_copilot.notebook.get-context';
-  export const editCellInvoke: Action = 'jupyter_copilot.notebook.edit-cell.invoke';
-  export const editCellAbort: Action = 'jupyter_copilot.notebook.edit-cell.abort';
+  export const editCellInvoke: Action =
+    'jupyter_copilot.notebook.edit-cell.invoke';
+  export const editCellAbort: Action =
+    'jupyter_copilot.notebook.edit-cell.abort';
   export const readCells: Action = 'jupyter_copilot.notebook.read-cells';
 }
 
@@ -153,7 +159,8 @@ export interface IRefusal {
 /**
  * The outcome of a request: a result or a refusal, never both.
  */
-export type Outcome<T> = { result: T; error?: undefined } | { result?: undefined; error: IRefusal };
+export type Outcome<T> =
+  { result: T; error?: undefined } | { result?: undefined; error: IRefusal };
 
 /**
  * The outcome of an action (docs/protocol.md section 7).
@@ -296,7 +303,11 @@ export interface IConversation extends IConversationSettings {
 export interface IMessageBody {
   text: string;
   pageId: string;
-  attachment: { artifactId: string; cellId: string; expectedSourceHash: string } | null;
+  attachment: {
+    artifactId: string;
+    cellId: string;
+    expectedSourceHash: string;
+  } | null;
 }
 
 /**
@@ -339,13 +350,22 @@ export class CopilotApi {
    * @param action - The action name.
    * @param body - The action data and optional page and call ids.
    */
-  async action<T = unknown>(action: string, body: IActionBody): Promise<Outcome<T>> {
-    const response = await this._fetch('POST', `actions/${encodeURIComponent(action)}`, body);
+  async action<T = unknown>(
+    action: string,
+    body: IActionBody
+  ): Promise<Outcome<T>> {
+    const response = await this._fetch(
+      'POST',
+      `actions/${encodeURIComponent(action)}`,
+      body
+    );
     if (!response) {
       return Private.refusal(ClientCodes.UNREACHABLE);
     }
     const parsed = await Private.readJSON(response);
-    return Private.isOutcome(parsed) ? (parsed as Outcome<T>) : Private.refusal();
+    return Private.isOutcome(parsed)
+      ? (parsed as Outcome<T>)
+      : Private.refusal();
   }
 
   /**
@@ -361,7 +381,10 @@ export class CopilotApi {
     requestId: string,
     decision: ApprovalDecision
   ): Promise<Outcome<IApprovalDecided>> {
-    const body = typeof decision === 'string' ? { decision } : { optionId: decision.optionId };
+    const body =
+      typeof decision === 'string'
+        ? { decision }
+        : { optionId: decision.optionId };
     const reply = await this._json<Record<string, unknown>>(
       'POST',
       `approvals/${encodeURIComponent(requestId)}`,
@@ -371,7 +394,8 @@ export class CopilotApi {
     if (reply.error) {
       return reply;
     }
-    const outcome = typeof reply.result.outcome === 'string' ? reply.result.outcome : '';
+    const outcome =
+      typeof reply.result.outcome === 'string' ? reply.result.outcome : '';
     return { result: { requestId, outcome } };
   }
 
@@ -390,7 +414,12 @@ export class CopilotApi {
     decision: FileReviewDecision
   ): Promise<Outcome<{ decision: FileReviewDecision }>> {
     const path = `file-reviews/${encodeURIComponent(reviewId)}`;
-    const reply = await this._json('POST', path, { decision }, { anyReply: true });
+    const reply = await this._json(
+      'POST',
+      path,
+      { decision },
+      { anyReply: true }
+    );
     return reply.error ? reply : { result: { decision } };
   }
 
@@ -405,14 +434,19 @@ export class CopilotApi {
    * `GET conversations`: the person's conversations, newest first.
    */
   async conversations(): Promise<Outcome<IConversation[]>> {
-    const reply = await this._json<{ conversations?: IConversation[] }>('GET', 'conversations');
+    const reply = await this._json<{ conversations?: IConversation[] }>(
+      'GET',
+      'conversations'
+    );
     return reply.error ? reply : { result: reply.result.conversations ?? [] };
   }
 
   /**
    * `GET conversations/<id>`: a conversation and its turns, not yet parsed.
    */
-  conversation(id: string): Promise<Outcome<{ conversation: IConversation; turns: unknown[] }>> {
+  conversation(
+    id: string
+  ): Promise<Outcome<{ conversation: IConversation; turns: unknown[] }>> {
     return this._json('GET', Private.conversation(id));
   }
 
@@ -420,8 +454,12 @@ export class CopilotApi {
    * `POST conversations`: a conversation whose agent starts at its first
    * message.
    */
-  createConversation(settings: IConversationSettings): Promise<Outcome<IConversation>> {
-    return Private.conversationOf(this._json('POST', 'conversations', settings));
+  createConversation(
+    settings: IConversationSettings
+  ): Promise<Outcome<IConversation>> {
+    return Private.conversationOf(
+      this._json('POST', 'conversations', settings)
+    );
   }
 
   /**
@@ -432,7 +470,9 @@ export class CopilotApi {
     id: string,
     changes: Partial<IConversationSettings>
   ): Promise<Outcome<IConversation>> {
-    return Private.conversationOf(this._json('PATCH', Private.conversation(id), changes));
+    return Private.conversationOf(
+      this._json('PATCH', Private.conversation(id), changes)
+    );
   }
 
   /**
@@ -469,7 +509,9 @@ export class CopilotApi {
    * `POST conversations/<id>/archive`: make it read-only, still listed.
    */
   archiveConversation(id: string): Promise<Outcome<IConversation>> {
-    return Private.conversationOf(this._json('POST', Private.conversation(id, 'archive'), {}));
+    return Private.conversationOf(
+      this._json('POST', Private.conversation(id, 'archive'), {})
+    );
   }
 
   /**
@@ -514,7 +556,11 @@ export class CopilotApi {
       init.body = JSON.stringify(body);
     }
     try {
-      return await ServerConnection.makeRequest(URLExt.join(s.baseUrl, 'copilot/api', path), init, s);
+      return await ServerConnection.makeRequest(
+        URLExt.join(s.baseUrl, 'copilot/api', path),
+        init,
+        s
+      );
     } catch {
       return null;
     }
@@ -526,7 +572,9 @@ namespace Private {
    * A refusal of the client's own: by default for a reply that is neither
    * the expected one nor a refusal.
    */
-  export function refusal(code: string = ClientCodes.BAD_REPLY): { error: IRefusal } {
+  export function refusal(code: string = ClientCodes.BAD_REPLY): {
+    error: IRefusal;
+  } {
     return { error: { code, message: '' } };
   }
 
@@ -534,9 +582,13 @@ namespace Private {
    * The refusal a failed request's parsed reply carries, or a bad reply.
    */
   export function refusalOf(reply: unknown): { error: IRefusal } {
-    const error = (reply as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+    const error = (
+      reply as { error?: { code?: unknown; message?: unknown } } | null
+    )?.error;
     if (typeof error?.code === 'string') {
-      return { error: { code: error.code, message: String(error.message ?? '') } };
+      return {
+        error: { code: error.code, message: String(error.message ?? '') }
+      };
     }
     return refusal();
   }

@@ -181,7 +181,10 @@ export class Bridge implements IDisposable {
    * @returns The verdict; `{ok: false, code: 'timeout'}` when none arrives
    *   in time or the socket is or becomes closed first.
    */
-  requestKeep(callId: string, timeoutMs = Private.KEEP_TIMEOUT): Promise<Bridge.IKeepVerdict> {
+  requestKeep(
+    callId: string,
+    timeoutMs = Private.KEEP_TIMEOUT
+  ): Promise<Bridge.IKeepVerdict> {
     if (this._isDisposed || !this.send({ type: 'keep', callId })) {
       return Promise.resolve(TIMED_OUT);
     }
@@ -211,7 +214,12 @@ export class Bridge implements IDisposable {
     this._ws = ws;
     ws.onopen = () => {
       this._delay = Private.FIRST_DELAY;
-      this.send({ type: 'hello', protocol: PROTOCOL, pageId: this.pageId, url: this._url() });
+      this.send({
+        type: 'hello',
+        protocol: PROTOCOL,
+        pageId: this.pageId,
+        url: this._url()
+      });
       this._opened.emit();
     };
     ws.onmessage = evt => void this._onMessage(evt.data);
@@ -351,13 +359,20 @@ export class Bridge implements IDisposable {
     const requestId = msg.requestId;
     const action = typeof msg.action === 'string' ? msg.action : '';
     const handler = this._handlers.get(action);
-    let reply: { ok: true; data: Record<string, unknown> } | ReturnType<typeof failure>;
+    let reply:
+      { ok: true; data: Record<string, unknown> } | ReturnType<typeof failure>;
     if (!handler) {
-      reply = failure('unknown-action', 'This page does not handle that action.');
+      reply = failure(
+        'unknown-action',
+        'This page does not handle that action.'
+      );
     } else {
       try {
         const data = typeof msg.data === 'object' && msg.data ? msg.data : {};
-        reply = { ok: true, data: await handler(data as Record<string, unknown>) };
+        reply = {
+          ok: true,
+          data: await handler(data as Record<string, unknown>)
+        };
       } catch (err) {
         reply =
           err instanceof ActionError

@@ -62,13 +62,15 @@ export function addCommands(
     execute: async args => {
       app.shell.activateById(panel.id);
       const chat = await panel.chat();
-      const prefill = typeof args?.prefill === 'string' ? args.prefill : undefined;
+      const prefill =
+        typeof args?.prefill === 'string' ? args.prefill : undefined;
       return chat ? chat.newConversation(prefill) : false;
     }
   });
   app.commands.addCommand(CommandIDs.askAboutCell, {
     label: 'Ask Copilot About This Cell',
-    caption: 'Select this cell and attach it to the current Copilot conversation.',
+    caption:
+      'Select this cell and attach it to the current Copilot conversation.',
     icon: copilotIcon,
     execute: async () => {
       const target = Private.targetCell(app, notebooks);
@@ -77,7 +79,8 @@ export function addCommands(
       }
       app.shell.activateById(panel.id);
       const chat = await panel.chat();
-      const selected = !!target && (await Private.untilSelected(panel.model, target.cellId));
+      const selected =
+        !!target && (await Private.untilSelected(panel.model, target.cellId));
       const attached = selected && panel.model.attach();
       chat?.showCurrent();
       return attached;
@@ -85,7 +88,10 @@ export function addCommands(
   });
   palette?.addItem({ command: CommandIDs.attachCell, category: 'Copilot' });
   palette?.addItem({ command: CommandIDs.askAboutCell, category: 'Copilot' });
-  palette?.addItem({ command: CommandIDs.newConversation, category: 'Copilot' });
+  palette?.addItem({
+    command: CommandIDs.newConversation,
+    category: 'Copilot'
+  });
   app.contextMenu.addItem({
     command: CommandIDs.askAboutCell,
     selector: '.jp-Notebook .jp-Cell',
@@ -117,10 +123,17 @@ namespace Private {
    * The cell the context menu was opened on, or else the active cell of
    * the current notebook.
    */
-  export function targetCell(app: JupyterFrontEnd, notebooks: INotebookTracker): ITarget | null {
-    const hit = app.contextMenuHitTest(node => node.classList.contains('jp-Cell'));
+  export function targetCell(
+    app: JupyterFrontEnd,
+    notebooks: INotebookTracker
+  ): ITarget | null {
+    const hit = app.contextMenuHitTest(node =>
+      node.classList.contains('jp-Cell')
+    );
     if (hit) {
-      const panel = notebooks.find(p => p.content.widgets.some(c => c.node === hit));
+      const panel = notebooks.find(p =>
+        p.content.widgets.some(c => c.node === hit)
+      );
       const index = panel?.content.widgets.findIndex(c => c.node === hit) ?? -1;
       if (panel && index >= 0) {
         return { panel, index, cellId: panel.content.widgets[index].model.id };
@@ -131,7 +144,11 @@ namespace Private {
     if (!panel || !cell) {
       return null;
     }
-    return { panel, index: panel.content.activeCellIndex, cellId: cell.model.id };
+    return {
+      panel,
+      index: panel.content.activeCellIndex,
+      cellId: cell.model.id
+    };
   }
 
   /**
@@ -151,7 +168,10 @@ namespace Private {
    *
    * @returns Whether it did before the timeout.
    */
-  export async function untilSelected(model: ContextModel, cellId: string): Promise<boolean> {
+  export async function untilSelected(
+    model: ContextModel,
+    cellId: string
+  ): Promise<boolean> {
     const deadline = Date.now() + SELECT_TIMEOUT;
     return pollUntil(
       async () => {

@@ -82,7 +82,9 @@ export class ContextModel implements IDisposable {
   refresh(): Promise<void> {
     void this._refresher.stop();
     const seq = ++this._seq;
-    const done = this._fetch(seq).then(applied => (applied ? undefined : this._latest));
+    const done = this._fetch(seq).then(applied =>
+      applied ? undefined : this._latest
+    );
     this._latest = done;
     return done;
   }
@@ -125,15 +127,22 @@ export class ContextModel implements IDisposable {
    * Fetch and apply the context; `false` when a later call overtook this one.
    */
   private async _fetch(seq: number): Promise<boolean> {
-    const outcome = await this._api.action<IGetContextResult>(Actions.getContext, {
-      data: {},
-      pageId: this._pageId
-    });
+    const outcome = await this._api.action<IGetContextResult>(
+      Actions.getContext,
+      {
+        data: {},
+        pageId: this._pageId
+      }
+    );
     let next: ContextModel.IContext;
     if (!outcome.error) {
       next = Private.parse(outcome.result.customContext);
     } else if (ClientCodes.isOwn(outcome.error)) {
-      next = { viewState: null, cell: null, message: 'The Copilot server cannot be reached.' };
+      next = {
+        viewState: null,
+        cell: null,
+        message: 'The Copilot server cannot be reached.'
+      };
     } else {
       next = { viewState: null, cell: null, message: outcome.error.message };
     }
@@ -147,10 +156,17 @@ export class ContextModel implements IDisposable {
     const a = this._attachment;
     if (a) {
       const cell = next.cell;
-      if (!cell?.expectedSourceHash || cell.artifactId !== a.artifactId || cell.cellId !== a.cellId) {
+      if (
+        !cell?.expectedSourceHash ||
+        cell.artifactId !== a.artifactId ||
+        cell.cellId !== a.cellId
+      ) {
         this._setAttachment(null);
       } else if (cell.expectedSourceHash !== a.expectedSourceHash) {
-        this._setAttachment({ ...a, expectedSourceHash: cell.expectedSourceHash });
+        this._setAttachment({
+          ...a,
+          expectedSourceHash: cell.expectedSourceHash
+        });
       }
     }
     this._changed.emit();
@@ -171,7 +187,10 @@ export class ContextModel implements IDisposable {
   private _refresher = new Debouncer(() => this.refresh(), 150);
   private _isDisposed = false;
   private _changed = new Signal<this, void>(this);
-  private _attachmentChanged = new Signal<this, ContextModel.IAttachment | null>(this);
+  private _attachmentChanged = new Signal<
+    this,
+    ContextModel.IAttachment | null
+  >(this);
 }
 
 /**
@@ -230,8 +249,7 @@ namespace Private {
   export function parse(entries: IContextEntry[]): ContextModel.IContext {
     const view = entries.find(e => e.name === 'notebook_view_state');
     const sel = entries.find(e => e.name === 'notebook_selected_cell') as
-      | IContextEntry<ISelectedCellValue>
-      | undefined;
+      IContextEntry<ISelectedCellValue> | undefined;
     let cell: ContextModel.ICell | null = null;
     if (sel) {
       const v = sel.value;
@@ -241,7 +259,12 @@ namespace Private {
         cellId: v.cellId,
         cellType: v.cellType,
         label: sel.reference?.label ?? `Selected ${v.cellType} cell`,
-        lineCount: source === null ? null : source === '' ? 0 : source.split('\n').length,
+        lineCount:
+          source === null
+            ? null
+            : source === ''
+              ? 0
+              : source.split('\n').length,
         expectedSourceHash: source === null ? undefined : v.expectedSourceHash,
         omitted: sel.omitted
       };

@@ -25,7 +25,10 @@ export class ContextView extends Widget {
     this._label = element('span', 'jp-Copilot-PillLabel');
     this._meta = element('span', 'jp-Copilot-PillMeta');
     this._message = element('span', 'jp-Copilot-PillMessage');
-    this._toggle = element('button', 'jp-Copilot-AttachToggle') as HTMLButtonElement;
+    this._toggle = element(
+      'button',
+      'jp-Copilot-AttachToggle'
+    ) as HTMLButtonElement;
     this._toggle.type = 'button';
     this._toggle.addEventListener('click', this._onToggle);
     this._pill.append(this._label, this._meta, this._message, this._toggle);
@@ -67,7 +70,8 @@ export class ContextView extends Widget {
       return;
     }
     const a = this._model.attachment;
-    const attached = !!a && a.artifactId === cell.artifactId && a.cellId === cell.cellId;
+    const attached =
+      !!a && a.artifactId === cell.artifactId && a.cellId === cell.cellId;
     this._pill.dataset.cellId = cell.cellId;
     this._pill.dataset.attached = String(attached);
     this._pill.dataset.cellType = cell.cellType;
@@ -131,9 +135,12 @@ namespace Private {
       return '';
     }
     if (o.reason === 'over-budget') {
-      const size = o.sourceBytes === null ? 'unknown size' : formatBytes(o.sourceBytes);
+      const size =
+        o.sourceBytes === null ? 'unknown size' : formatBytes(o.sourceBytes);
       const limit =
-        o.budgetBytes === undefined ? '' : `, the limit is ${formatBytes(o.budgetBytes)}`;
+        o.budgetBytes === undefined
+          ? ''
+          : `, the limit is ${formatBytes(o.budgetBytes)}`;
       return `This cell is too large to attach: ${size}${limit}.`;
     }
     return 'This cell contains characters that cannot be sent, so it cannot be attached.';

@@ -6,7 +6,11 @@ import type { LabIcon } from '@jupyterlab/ui-components';
 /**
  * Create an element with a class and, optionally, its text.
  */
-export function element(tag: string, className: string, text?: string): HTMLElement {
+export function element(
+  tag: string,
+  className: string,
+  text?: string
+): HTMLElement {
   const node = document.createElement(tag);
   node.className = className;
   if (text !== undefined) {
@@ -19,8 +23,15 @@ export function element(tag: string, className: string, text?: string): HTMLElem
  * A button of type button with an icon and an accessible name, which is
  * also its tooltip.
  */
-export function iconButton(className: string, icon: LabIcon, label: string): HTMLButtonElement {
-  const node = element('button', `jp-Copilot-IconButton ${className}`) as HTMLButtonElement;
+export function iconButton(
+  className: string,
+  icon: LabIcon,
+  label: string
+): HTMLButtonElement {
+  const node = element(
+    'button',
+    `jp-Copilot-IconButton ${className}`
+  ) as HTMLButtonElement;
   node.type = 'button';
   node.title = label;
   node.setAttribute('aria-label', label);

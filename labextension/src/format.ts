@@ -10,6 +10,7 @@ export function formatBytes(n: number): string {
   if (n < 1024) {
     return n === 1 ? '1 byte' : `${n} bytes`;
   }
-  const [value, unit] = n < 1024 * 1024 ? [n / 1024, 'KB'] : [n / (1024 * 1024), 'MB'];
+  const [value, unit] =
+    n < 1024 * 1024 ? [n / 1024, 'KB'] : [n / (1024 * 1024), 'MB'];
   return `${Number(value.toFixed(1))} ${unit}`;
 }

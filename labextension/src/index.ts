@@ -66,7 +66,8 @@ namespace Private {
     languages: IEditorLanguageRegistry | null,
     rendermime: IRenderMimeRegistry | null
   ): Promise<void> {
-    const serverSettings = app.serviceManager?.serverSettings ?? ServerConnection.makeSettings();
+    const serverSettings =
+      app.serviceManager?.serverSettings ?? ServerConnection.makeSettings();
     const api = new CopilotApi(serverSettings);
     // No server extension (or no access to it): stay invisible.
     const manifest = (await api.manifest()).result;
@@ -74,15 +75,26 @@ namespace Private {
     if (!page) {
       return;
     }
-    const url = () => pagePath(window.location.pathname, PageConfig.getBaseUrl());
+    const url = () =>
+      pagePath(window.location.pathname, PageConfig.getBaseUrl());
     const pageId = UUID.uuid4();
     const bridge = new Bridge({ serverSettings, pageId, url });
-    const tracker = new PageStateTracker({ shell: app.shell, notebooks, bridge, url });
+    const tracker = new PageStateTracker({
+      shell: app.shell,
+      notebooks,
+      bridge,
+      url
+    });
     const readContext = () => ({ ...readLiveContext(tracker.notebook) });
     // The handler answers when the bridge socket runs on the main thread
     // (no worker allowed) or the snapshot is withdrawn; the snapshot otherwise.
     bridge.registerAction(Actions.getContext, readContext);
-    new ContextSnapshot({ bridge, tracker, action: Actions.getContext, read: readContext });
+    new ContextSnapshot({
+      bridge,
+      tracker,
+      action: Actions.getContext,
+      read: readContext
+    });
 
     // Reading cells runs on the main thread, never from a published snapshot:
     // nothing is published for it, so the worker hands every request on.
@@ -93,7 +105,8 @@ namespace Private {
     // The models live as long as the page; the views are handed them.
     const context = new ContextModel({ pageId, api });
     const approvals = new ApprovalModel({ bridge, notebooks, api });
-    const cellLabel = (a: ContextModel.IAttachment) => Private.cellLabel(notebooks, a);
+    const cellLabel = (a: ContextModel.IAttachment) =>
+      Private.cellLabel(notebooks, a);
     const chat = new ChatModel({ pageId, context, cellLabel, api });
     const archive = new ArchiveModel({ api });
     const panel = new CopilotPanel({
@@ -136,7 +149,10 @@ namespace Private {
    * "Code cell 3" or "Markdown cell 3" for an attached cell of an open
    * notebook, as the server names it; else "Attached cell".
    */
-  export function cellLabel(notebooks: INotebookTracker, a: ContextModel.IAttachment): string {
+  export function cellLabel(
+    notebooks: INotebookTracker,
+    a: ContextModel.IAttachment
+  ): string {
     // The current notebook first: a copied notebook repeats cell ids.
     const panels = [notebooks.currentWidget];
     notebooks.forEach(panel => void panels.push(panel));

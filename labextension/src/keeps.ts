@@ -31,7 +31,10 @@ export class KeepWaiters {
   wait(callId: string, timeoutMs: number): Promise<IKeepVerdict> {
     return new Promise(resolve => {
       const waiter: Private.IWaiter = { resolve, timer: 0 };
-      waiter.timer = window.setTimeout(() => this._settle(callId, waiter, TIMED_OUT), timeoutMs);
+      waiter.timer = window.setTimeout(
+        () => this._settle(callId, waiter, TIMED_OUT),
+        timeoutMs
+      );
       const waiters = this._waiters.get(callId) ?? [];
       waiters.push(waiter);
       this._waiters.set(callId, waiters);
@@ -46,7 +49,10 @@ export class KeepWaiters {
     const verdict: IKeepVerdict =
       msg.ok === true
         ? { ok: true }
-        : { ok: false, code: typeof msg.code === 'string' ? msg.code : undefined };
+        : {
+            ok: false,
+            code: typeof msg.code === 'string' ? msg.code : undefined
+          };
     for (const waiter of [...(this._waiters.get(callId) ?? [])]) {
       this._settle(callId, waiter, verdict);
     }
@@ -64,7 +70,11 @@ export class KeepWaiters {
     }
   }
 
-  private _settle(callId: string, waiter: Private.IWaiter, verdict: IKeepVerdict): void {
+  private _settle(
+    callId: string,
+    waiter: Private.IWaiter,
+    verdict: IKeepVerdict
+  ): void {
     window.clearTimeout(waiter.timer);
     const rest = (this._waiters.get(callId) ?? []).filter(w => w !== waiter);
     if (rest.length) {

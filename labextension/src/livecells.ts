@@ -20,7 +20,9 @@ import { ICellReader } from './readcells';
  * @param panel - The active notebook panel, or `null`.
  * @returns The reader, or `null` when there is no live notebook.
  */
-export function liveCellReader(panel: NotebookPanel | null): ICellReader | null {
+export function liveCellReader(
+  panel: NotebookPanel | null
+): ICellReader | null {
   const model = panel?.model;
   if (!panel || !model || panel.isDisposed) {
     return null;
@@ -76,7 +78,9 @@ namespace Private {
    * The outputs of a code cell as nbformat JSON; none for other cells.
    */
   export function outputs(cell: ICellModel): readonly unknown[] {
-    return cell.type === 'code' ? (cell as ICodeCellModel).outputs.toJSON() : [];
+    return cell.type === 'code'
+      ? (cell as ICodeCellModel).outputs.toJSON()
+      : [];
   }
 
   /**
@@ -85,7 +89,9 @@ namespace Private {
    * `_manager` promise (its `manager` is a setter only); older versions kept
    * the manager itself there or in `manager`.
    */
-  export async function findManager(panel: NotebookPanel): Promise<IWidgetManager | null> {
+  export async function findManager(
+    panel: NotebookPanel
+  ): Promise<IWidgetManager | null> {
     for (const cell of panel.content.widgets) {
       if (cell.model.type !== 'code') {
         continue;
@@ -93,15 +99,22 @@ namespace Private {
       // Undefined until the cell is first rendered in a windowed notebook.
       const area = (cell as CodeCell).outputArea as Widget | undefined;
       for (const renderer of widgetRenderers(area, 3)) {
-        const r = renderer as unknown as { manager?: unknown; _manager?: unknown };
+        const r = renderer as unknown as {
+          manager?: unknown;
+          _manager?: unknown;
+        };
         for (const candidate of [r.manager, r._manager]) {
           if (isManager(candidate)) {
             return candidate;
           }
-          const promise = (candidate as { promise?: PromiseLike<unknown> } | null | undefined)
-            ?.promise;
+          const promise = (
+            candidate as { promise?: PromiseLike<unknown> } | null | undefined
+          )?.promise;
           if (typeof promise?.then === 'function') {
-            const found = await within(Promise.resolve(promise), LOOKUP_TIMEOUT);
+            const found = await within(
+              Promise.resolve(promise),
+              LOOKUP_TIMEOUT
+            );
             if (isManager(found)) {
               return found;
             }
@@ -127,7 +140,8 @@ namespace Private {
         Promise.resolve().then(() => manager.get_model(modelId)),
         LOOKUP_TIMEOUT
       )) as { get?: unknown } | null;
-      const name = typeof model?.get === 'function' ? model.get('_model_name') : null;
+      const name =
+        typeof model?.get === 'function' ? model.get('_model_name') : null;
       return typeof name === 'string' && name ? name : null;
     } catch {
       return null;
@@ -137,7 +151,10 @@ namespace Private {
   /**
    * The widget view renderers among a widget's descendants, down to a depth.
    */
-  function* widgetRenderers(widget: Widget | undefined, depth: number): Generator<Widget> {
+  function* widgetRenderers(
+    widget: Widget | undefined,
+    depth: number
+  ): Generator<Widget> {
     if (!widget || depth < 0) {
       return;
     }
@@ -154,7 +171,10 @@ namespace Private {
    * Whether a value looks like a widget manager.
    */
   function isManager(value: unknown): value is IWidgetManager {
-    return typeof (value as IWidgetManager | null | undefined)?.get_model === 'function';
+    return (
+      typeof (value as IWidgetManager | null | undefined)?.get_model ===
+      'function'
+    );
   }
 
   /**

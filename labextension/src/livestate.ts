@@ -50,7 +50,10 @@ export interface ILiveContext {
  * @param panel - The active notebook panel, or `null`.
  * @param url - The current page path.
  */
-export function readPageState(panel: NotebookPanel | null, url: string): IPageState {
+export function readPageState(
+  panel: NotebookPanel | null,
+  url: string
+): IPageState {
   const focused = document.hasFocus() && document.visibilityState === 'visible';
   if (!panel?.model || panel.isDisposed) {
     return { focused, url, activeNotebook: null };
@@ -145,8 +148,10 @@ namespace Private {
   export function notebookBase(panel: NotebookPanel) {
     const model = panel.model!;
     const { context, sessionContext } = panel;
-    const info = model.getMetadata('language_info') as { name?: unknown } | undefined;
-    const spec = model.getMetadata('kernelspec') as { language?: unknown } | undefined;
+    const info = model.getMetadata('language_info') as
+      { name?: unknown } | undefined;
+    const spec = model.getMetadata('kernelspec') as
+      { language?: unknown } | undefined;
     const language =
       typeof info?.name === 'string' && info.name
         ? info.name

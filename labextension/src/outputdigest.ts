@@ -31,7 +31,11 @@ export type MimeItem =
  */
 export type OutputDigest =
   | { outputType: 'stream'; name: string; text: string }
-  | { outputType: 'execute_result'; executionCount: number | null; data: Record<string, MimeItem> }
+  | {
+      outputType: 'execute_result';
+      executionCount: number | null;
+      data: Record<string, MimeItem>;
+    }
   | { outputType: 'display_data'; data: Record<string, MimeItem> }
   | { outputType: 'error'; ename: string; evalue: string };
 
@@ -84,7 +88,10 @@ export function digestOutput(
         data: digestBundle(output.data, widgetTypes)
       };
     case 'display_data':
-      return { outputType: 'display_data', data: digestBundle(output.data, widgetTypes) };
+      return {
+        outputType: 'display_data',
+        data: digestBundle(output.data, widgetTypes)
+      };
     case 'error':
       return {
         outputType: 'error',
@@ -177,7 +184,10 @@ export function widgetModelIds(outputs: readonly unknown[]): string[] {
   const ids: string[] = [];
   for (const output of outputs) {
     if (Private.isObject(output) && Private.isObject(output.data)) {
-      const id = Private.widgetModelId(WIDGET_VIEW_MIME, output.data[WIDGET_VIEW_MIME]);
+      const id = Private.widgetModelId(
+        WIDGET_VIEW_MIME,
+        output.data[WIDGET_VIEW_MIME]
+      );
       if (id !== null) {
         ids.push(id);
       }
@@ -192,10 +202,17 @@ export function widgetModelIds(outputs: readonly unknown[]): string[] {
  * @param widgets - The notebook's `metadata.widgets`, as it is.
  * @param modelId - The widget model id.
  */
-export function savedWidgetType(widgets: unknown, modelId: string): string | null {
-  const saved = Private.isObject(widgets) ? widgets[Private.WIDGET_STATE_MIME] : null;
+export function savedWidgetType(
+  widgets: unknown,
+  modelId: string
+): string | null {
+  const saved = Private.isObject(widgets)
+    ? widgets[Private.WIDGET_STATE_MIME]
+    : null;
   const state = Private.isObject(saved) ? saved.state : null;
-  const own = Private.isObject(state) && Object.prototype.hasOwnProperty.call(state, modelId);
+  const own =
+    Private.isObject(state) &&
+    Object.prototype.hasOwnProperty.call(state, modelId);
   const model = own ? (state as Record<string, unknown>)[modelId] : null;
   const name = Private.isObject(model) ? model.model_name : null;
   return typeof name === 'string' && name ? name : null;
@@ -223,7 +240,9 @@ namespace Private {
    * Whether a value is a list of strings.
    */
   export function isStringList(value: unknown): value is string[] {
-    return Array.isArray(value) && value.every(item => typeof item === 'string');
+    return (
+      Array.isArray(value) && value.every(item => typeof item === 'string')
+    );
   }
 
   /**
@@ -245,7 +264,9 @@ namespace Private {
    * The model id of a widget view payload, or `null`.
    */
   export function widgetModelId(mime: string, value: unknown): string | null {
-    return mime === WIDGET_VIEW_MIME && isObject(value) && typeof value.model_id === 'string'
+    return mime === WIDGET_VIEW_MIME &&
+      isObject(value) &&
+      typeof value.model_id === 'string'
       ? value.model_id
       : null;
   }

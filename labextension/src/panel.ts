@@ -184,7 +184,10 @@ export class CopilotPanel extends SidePanel {
   /**
    * Mirror the tracker's counters on the root node for browser tests.
    */
-  private _onFlushed(_: PageStateTracker, stats: PageStateTracker.IStats): void {
+  private _onFlushed(
+    _: PageStateTracker,
+    stats: PageStateTracker.IStats
+  ): void {
     const d = this.node.dataset;
     d.stateChanges = String(stats.changes);
     d.stateSent = String(stats.sent);

@@ -66,7 +66,9 @@ export function parseMessage(raw: unknown): Record<string, unknown> | null {
   }
   try {
     const msg = JSON.parse(raw);
-    return typeof msg === 'object' && msg && typeof msg.type === 'string' ? msg : null;
+    return typeof msg === 'object' && msg && typeof msg.type === 'string'
+      ? msg
+      : null;
   } catch {
     return null;
   }
@@ -144,15 +146,21 @@ export interface IApprovalEnded {
  * Read an `approval` message; `null` when it has no request id or tool name.
  * Detail fields of the wrong type are dropped.
  */
-export function parseApprovalRequest(msg: Record<string, unknown>): IApprovalRequest | null {
+export function parseApprovalRequest(
+  msg: Record<string, unknown>
+): IApprovalRequest | null {
   const r = msg.request as Record<string, unknown> | null | undefined;
-  if (typeof r !== 'object' || !r || !Private.id(r.requestId) || !Private.id(r.toolName)) {
+  if (
+    typeof r !== 'object' ||
+    !r ||
+    !Private.id(r.requestId) ||
+    !Private.id(r.toolName)
+  ) {
     return null;
   }
-  const d = (typeof r.details === 'object' && r.details ? r.details : {}) as Record<
-    string,
-    unknown
-  >;
+  const d = (
+    typeof r.details === 'object' && r.details ? r.details : {}
+  ) as Record<string, unknown>;
   const details: IApprovalDetails = {};
   const keys = [
     'artifactId',
@@ -181,19 +189,26 @@ export function parseApprovalRequest(msg: Record<string, unknown>): IApprovalReq
     },
     path: typeof msg.path === 'string' ? msg.path : '',
     expiresInMs:
-      typeof msg.expiresInMs === 'number' && msg.expiresInMs >= 0 ? msg.expiresInMs : 0
+      typeof msg.expiresInMs === 'number' && msg.expiresInMs >= 0
+        ? msg.expiresInMs
+        : 0
   };
 }
 
 /**
  * Read an `approval-ended` message; `null` when it has no request id.
  */
-export function parseApprovalEnded(msg: Record<string, unknown>): IApprovalEnded | null {
+export function parseApprovalEnded(
+  msg: Record<string, unknown>
+): IApprovalEnded | null {
   if (!Private.id(msg.requestId)) {
     return null;
   }
   const outcome = typeof msg.outcome === 'string' ? msg.outcome : '';
-  return { requestId: msg.requestId as string, outcome: outcome as ApprovalOutcome };
+  return {
+    requestId: msg.requestId as string,
+    outcome: outcome as ApprovalOutcome
+  };
 }
 
 /**
@@ -225,7 +240,9 @@ export interface IFileReviewEnded {
  * Read a `file-review` message; `null` when its review has no id, path or
  * proposed text. An `original` that is not a string means a new file.
  */
-export function parseFileReview(msg: Record<string, unknown>): IFileReview | null {
+export function parseFileReview(
+  msg: Record<string, unknown>
+): IFileReview | null {
   const r = msg.review as Record<string, unknown> | null | undefined;
   if (
     typeof r !== 'object' ||
@@ -248,7 +265,9 @@ export function parseFileReview(msg: Record<string, unknown>): IFileReview | nul
 /**
  * Read a `file-review-ended` message; `null` when it has no review id.
  */
-export function parseFileReviewEnded(msg: Record<string, unknown>): IFileReviewEnded | null {
+export function parseFileReviewEnded(
+  msg: Record<string, unknown>
+): IFileReviewEnded | null {
   if (!Private.id(msg.reviewId)) {
     return null;
   }
@@ -274,7 +293,10 @@ namespace Private {
     return value
       .filter(
         (o): o is Record<string, unknown> =>
-          typeof o === 'object' && o !== null && id(o.optionId) && typeof o.name === 'string'
+          typeof o === 'object' &&
+          o !== null &&
+          id(o.optionId) &&
+          typeof o.name === 'string'
       )
       .map(o => ({
         optionId: o.optionId as string,

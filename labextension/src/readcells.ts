@@ -75,11 +75,17 @@ export interface ICellReader {
  * Read a request's data; `null` when a field is missing or of the wrong
  * type (the server validated it already, so this is a defence only).
  */
-export function parseReadCells(data: Record<string, unknown>): IReadCellsRequest | null {
+export function parseReadCells(
+  data: Record<string, unknown>
+): IReadCellsRequest | null {
   const { path, startCellId, maxCells, maxBytes, includeOutputs } = data;
   if (
     typeof path !== 'string' ||
-    !(startCellId === undefined || startCellId === null || typeof startCellId === 'string') ||
+    !(
+      startCellId === undefined ||
+      startCellId === null ||
+      typeof startCellId === 'string'
+    ) ||
     !(Number.isInteger(maxCells) && (maxCells as number) >= 1) ||
     !(Number.isInteger(maxBytes) && (maxBytes as number) >= 0) ||
     !(includeOutputs === undefined || typeof includeOutputs === 'boolean')
@@ -117,12 +123,16 @@ export async function readCells(
     throw new ActionError('invalid-input', 'The read request is malformed.');
   }
   if (!notebook) {
-    throw new ActionError('not-authoring-view', 'The active tab is not a notebook editor.');
+    throw new ActionError(
+      'not-authoring-view',
+      'The active tab is not a notebook editor.'
+    );
   }
   if (notebook.path !== request.path) {
     throw new ActionError('artifact-mismatch');
   }
-  const startIndex = request.startCellId === null ? 0 : notebook.indexOf(request.startCellId);
+  const startIndex =
+    request.startCellId === null ? 0 : notebook.indexOf(request.startCellId);
   if (startIndex < 0) {
     throw new ActionError('cell-not-found');
   }
@@ -130,9 +140,17 @@ export async function readCells(
   const widgetTypes = new Map<string, string | null>();
   const cells: ICellEntry[] = [];
   let total = 0;
-  for (let i = startIndex; i < cellCount && cells.length < request.maxCells; i++) {
+  for (
+    let i = startIndex;
+    i < cellCount && cells.length < request.maxCells;
+    i++
+  ) {
     const cell = notebook.cell(i);
-    const entry: ICellEntry = { cellId: cell.cellId, cellType: cell.cellType, source: cell.source };
+    const entry: ICellEntry = {
+      cellId: cell.cellId,
+      cellType: cell.cellType,
+      source: cell.source
+    };
     if (request.includeOutputs && cell.cellType === 'code') {
       const outputs = cell.outputs();
       for (const id of widgetModelIds(outputs)) {

@@ -151,7 +151,10 @@ export class WorkerSocket implements IBridgeSocket {
       this._readyState = WebSocket.CLOSING;
       this._worker.postMessage({ op: 'close' });
       // A closing handshake that never ends must not keep the worker alive.
-      window.setTimeout(() => this._finish(1006, '', false), Private.CLOSE_TIMEOUT);
+      window.setTimeout(
+        () => this._finish(1006, '', false),
+        Private.CLOSE_TIMEOUT
+      );
     }
   }
 

@@ -134,7 +134,9 @@ export class PageStateTracker implements IDisposable {
         : null;
     if (panel !== this.notebook) {
       this._watcher?.dispose();
-      this._watcher = panel ? new NotebookWatcher(panel, () => this.notify()) : null;
+      this._watcher = panel
+        ? new NotebookWatcher(panel, () => this.notify())
+        : null;
     }
     this.notify();
   }
@@ -160,7 +162,12 @@ export class PageStateTracker implements IDisposable {
     } else if (
       // A state holding a lone surrogate has no hash (null): the server
       // refuses that message as malformed (docs/protocol.md section 9).
-      this._bridge.send({ type: 'state', fingerprint: fingerprint as string, state, coalesced })
+      this._bridge.send({
+        type: 'state',
+        fingerprint: fingerprint as string,
+        state,
+        coalesced
+      })
     ) {
       this._lastFingerprint = fingerprint;
       this._stats.sent++;

@@ -84,7 +84,10 @@ export class NotebookWatcher implements IDisposable {
     this._disconnects.length = 0;
   }
 
-  private _connect<T, U>(signal: ISignal<T, U>, slot: (sender: T, args: U) => void): void {
+  private _connect<T, U>(
+    signal: ISignal<T, U>,
+    slot: (sender: T, args: U) => void
+  ): void {
     signal.connect(slot, this);
     this._disconnects.push(() => signal.disconnect(slot, this));
   }

@@ -20,14 +20,24 @@ interface ISent {
  * A client whose server answers each request with the next reply; a reply
  * `null` is a server that cannot be reached.
  */
-function client(...replies: (Response | null)[]): { api: CopilotApi; sent: ISent[] } {
+function client(...replies: (Response | null)[]): {
+  api: CopilotApi;
+  sent: ISent[];
+} {
   const sent: ISent[] = [];
-  const fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+  const fetch = async (
+    input: RequestInfo | URL,
+    init?: RequestInit
+  ): Promise<Response> => {
     const request = new Request(input, init);
     const text = await request.text();
     // Without the query string that the settings may add to defeat caches.
     const url = request.url.split('?')[0];
-    sent.push({ method: request.method, url, body: text ? JSON.parse(text) : null });
+    sent.push({
+      method: request.method,
+      url,
+      body: text ? JSON.parse(text) : null
+    });
     const reply = replies.shift();
     if (!reply) {
       throw new TypeError('Failed to fetch');
@@ -52,7 +62,10 @@ function json(status: number, body: unknown): Response {
 }
 
 function text(status: number, body: string): Response {
-  return new Response(body, { status, headers: { 'Content-Type': 'text/html' } });
+  return new Response(body, {
+    status,
+    headers: { 'Content-Type': 'text/html' }
+  });
 }
 
 const UNREACHABLE = { error: { code: ClientCodes.UNREACHABLE, message: '' } };
@@ -61,15 +74,25 @@ const CONVERSATION = { id: 'c/1', title: null, archived: false };
 
 describe('CopilotApi', () => {
   it('posts an action and returns its outcome, refusals included, whatever the status', async () => {
-    const refusal = { error: { code: 'stale-source', message: 'The cell changed.' } };
-    const { api, sent } = client(json(200, { result: { customContext: [] } }), json(409, refusal));
+    const refusal = {
+      error: { code: 'stale-source', message: 'The cell changed.' }
+    };
+    const { api, sent } = client(
+      json(200, { result: { customContext: [] } }),
+      json(409, refusal)
+    );
     const body = { data: {}, pageId: 'p' };
-    expect(await api.action('jupyter_copilot.notebook.get-context', body)).toEqual({
+    expect(
+      await api.action('jupyter_copilot.notebook.get-context', body)
+    ).toEqual({
       result: { customContext: [] }
     });
     expect(await api.action('a b', body)).toEqual(refusal);
     expect(sent.map(s => [s.method, s.url])).toEqual([
-      ['POST', 'http://localhost:8888/base/copilot/api/actions/jupyter_copilot.notebook.get-context'],
+      [
+        'POST',
+        'http://localhost:8888/base/copilot/api/actions/jupyter_copilot.notebook.get-context'
+      ],
       ['POST', 'http://localhost:8888/base/copilot/api/actions/a%20b']
     ]);
     expect(sent[0].body).toEqual(body);
@@ -90,16 +113,30 @@ describe('CopilotApi', () => {
     expect(await api.status()).toEqual(BAD_REPLY);
     expect(ClientCodes.isOwn(UNREACHABLE.error)).toBe(true);
     expect(ClientCodes.isOwn(BAD_REPLY.error)).toBe(true);
-    expect(ClientCodes.isOwn({ code: 'stale-source', message: '' })).toBe(false);
+    expect(ClientCodes.isOwn({ code: 'stale-source', message: '' })).toBe(
+      false
+    );
   });
 
   it('returns the refusal a failed request carries', async () => {
-    const busy = { error: { code: 'conversation-busy', message: 'A reply is running.' } };
-    const { api } = client(json(409, busy), json(404, { error: { code: 'gone', message: 7 } }));
-    expect(await api.createConversation({ agentId: 'a', chatOnly: false, contextRefs: [], mode: 'plan' })).toEqual(
-      busy
+    const busy = {
+      error: { code: 'conversation-busy', message: 'A reply is running.' }
+    };
+    const { api } = client(
+      json(409, busy),
+      json(404, { error: { code: 'gone', message: 7 } })
     );
-    expect(await api.conversation('c')).toEqual({ error: { code: 'gone', message: '7' } });
+    expect(
+      await api.createConversation({
+        agentId: 'a',
+        chatOnly: false,
+        contextRefs: [],
+        mode: 'plan'
+      })
+    ).toEqual(busy);
+    expect(await api.conversation('c')).toEqual({
+      error: { code: 'gone', message: '7' }
+    });
   });
 
   it('reads the conversations and a conversation', async () => {
@@ -117,25 +154,33 @@ describe('CopilotApi', () => {
     expect(await api.conversation('c/1')).toEqual({
       result: { conversation: CONVERSATION, turns: [] }
     });
-    expect(await api.updateConversation('c/1', { mode: 'plan' })).toEqual({ result: CONVERSATION });
-    expect(await api.archiveConversation('c/1')).toEqual({ result: CONVERSATION });
+    expect(await api.updateConversation('c/1', { mode: 'plan' })).toEqual({
+      result: CONVERSATION
+    });
+    expect(await api.archiveConversation('c/1')).toEqual({
+      result: CONVERSATION
+    });
     expect(await api.cancelReply('c/1')).toEqual({ result: true });
     expect(await api.cancelReply('c/1')).toEqual({ result: false });
     const base = 'http://localhost:8888/base/copilot/api/';
-    expect(sent.map(s => [s.method, s.url.slice(base.length), s.body])).toEqual([
-      ['GET', 'conversations', null],
-      ['GET', 'conversations', null],
-      ['GET', 'conversations/c%2F1', null],
-      ['PATCH', 'conversations/c%2F1', { mode: 'plan' }],
-      ['POST', 'conversations/c%2F1/archive', {}],
-      ['POST', 'conversations/c%2F1/cancel', {}],
-      ['POST', 'conversations/c%2F1/cancel', {}]
-    ]);
+    expect(sent.map(s => [s.method, s.url.slice(base.length), s.body])).toEqual(
+      [
+        ['GET', 'conversations', null],
+        ['GET', 'conversations', null],
+        ['GET', 'conversations/c%2F1', null],
+        ['PATCH', 'conversations/c%2F1', { mode: 'plan' }],
+        ['POST', 'conversations/c%2F1/archive', {}],
+        ['POST', 'conversations/c%2F1/cancel', {}],
+        ['POST', 'conversations/c%2F1/cancel', {}]
+      ]
+    );
   });
 
   it('sends a message and returns the streaming response once accepted', async () => {
     const stream = new Response('{"type":"turn"}\n', { status: 200 });
-    const stale = { error: { code: 'stale-source', message: 'Attach it again.' } };
+    const stale = {
+      error: { code: 'stale-source', message: 'Attach it again.' }
+    };
     const { api, sent } = client(stream, json(409, stale), null);
     const body = { text: 'hi', pageId: 'p', attachment: null };
     const signal = new AbortController().signal;
@@ -143,7 +188,9 @@ describe('CopilotApi', () => {
     expect(await accepted.result?.text()).toBe('{"type":"turn"}\n');
     expect(await api.sendMessage('c', body, signal)).toEqual(stale);
     expect(await api.sendMessage('c', body, signal)).toEqual(UNREACHABLE);
-    expect(sent[0].url).toBe('http://localhost:8888/base/copilot/api/conversations/c/messages');
+    expect(sent[0].url).toBe(
+      'http://localhost:8888/base/copilot/api/conversations/c/messages'
+    );
     expect(sent[0].body).toEqual(body);
   });
 
@@ -165,7 +212,9 @@ describe('CopilotApi', () => {
     });
     expect(await api.decideApproval('r', 'deny')).toEqual(denied);
     expect(await api.decideApproval('r', 'deny')).toEqual(BAD_REPLY);
-    expect(await api.decideFileReview('f', 'keep')).toEqual({ result: { decision: 'keep' } });
+    expect(await api.decideFileReview('f', 'keep')).toEqual({
+      result: { decision: 'keep' }
+    });
     expect(await api.decideFileReview('f', 'undo')).toEqual({
       error: { code: 'aborted', message: '' }
     });

@@ -13,9 +13,15 @@ const CASES: Record<string, [string, string]> = {
   'a blank line alone is not a cut yet': ['Hello\n\n', ''],
   'the next block has begun': ['Hello\n\nNext', 'Hello\n\n'],
   'blank lines inside a fence are no cut': ['```\na\n\nb\n', ''],
-  'a fence closed, then a block': ['```py\na\n\nb\n```\n\nNext', '```py\na\n\nb\n```\n\n'],
+  'a fence closed, then a block': [
+    '```py\na\n\nb\n```\n\nNext',
+    '```py\na\n\nb\n```\n\n'
+  ],
   'an info string does not close a fence': ['```\n```py\n\nx', ''],
-  'tildes close tildes only': ['~~~\n```\n\nx\n~~~\n\ny', '~~~\n```\n\nx\n~~~\n\n'],
+  'tildes close tildes only': [
+    '~~~\n```\n\nx\n~~~\n\ny',
+    '~~~\n```\n\nx\n~~~\n\n'
+  ],
   'an indented line may continue a list item': ['- a\n\n  more\n', ''],
   'a new list item is a new block': ['- a\n\n- b', '- a\n\n'],
   'several blocks': ['a\n\nb\n\nc\n\nd', 'a\n\nb\n\nc\n\n'],
@@ -35,7 +41,9 @@ describe('settledEnd', () => {
         from = settledEnd(text.slice(0, i), from);
         grown.push(from);
       }
-      const whole = [...Array(text.length + 1).keys()].map(i => settledEnd(text.slice(0, i)));
+      const whole = [...Array(text.length + 1).keys()].map(i =>
+        settledEnd(text.slice(0, i))
+      );
       expect(grown).toEqual(whole);
     }
   );

@@ -5,7 +5,12 @@
  * The chat model's rules (chat/model.ts) over a scripted API client.
  */
 
-import type { CopilotApi, IAgentsInfo, IConversation, Outcome } from '../src/api';
+import type {
+  CopilotApi,
+  IAgentsInfo,
+  IConversation,
+  Outcome
+} from '../src/api';
 import { ClientCodes } from '../src/api';
 import { ChatModel, initialSettings, NO_SETTINGS } from '../src/chat/model';
 import type { ContextModel } from '../src/contextmodel';
@@ -22,7 +27,10 @@ const AGENTS: IAgentsInfo = {
   toolsEnabled: true
 };
 
-function conversation(id: string, extra: Partial<IConversation> = {}): IConversation {
+function conversation(
+  id: string,
+  extra: Partial<IConversation> = {}
+): IConversation {
   return {
     id,
     agentId: 'a',
@@ -40,23 +48,38 @@ function conversation(id: string, extra: Partial<IConversation> = {}): IConversa
 }
 
 const ok = <T>(result: T): Outcome<T> => ({ result });
-const refused = (code: string): Outcome<never> => ({ error: { code, message: '' } });
+const refused = (code: string): Outcome<never> => ({
+  error: { code, message: '' }
+});
 
 /**
  * A model over an API whose calls answer as given; the calls are recorded.
  */
-function model(answers: Partial<Record<keyof CopilotApi, (...args: any[]) => Outcome<unknown>>>) {
+function model(
+  answers: Partial<
+    Record<keyof CopilotApi, (...args: any[]) => Outcome<unknown>>
+  >
+) {
   const calls: string[] = [];
   const api = new Proxy({} as CopilotApi, {
-    get: (_, name: string) =>
+    get:
+      (_, name: string) =>
       async (...args: unknown[]) => {
         calls.push(name);
         const answer = (answers as any)[name];
         return answer ? answer(...args) : refused(ClientCodes.UNREACHABLE);
       }
   });
-  const context = { attachment: null, detach: () => undefined } as unknown as ContextModel;
-  const chat = new ChatModel({ pageId: 'p', context, cellLabel: () => 'Cell', api });
+  const context = {
+    attachment: null,
+    detach: () => undefined
+  } as unknown as ContextModel;
+  const chat = new ChatModel({
+    pageId: 'p',
+    context,
+    cellLabel: () => 'Cell',
+    api
+  });
   return { chat, calls };
 }
 
@@ -68,14 +91,23 @@ describe('the chat settings', () => {
       contextRefs: ['cells'],
       mode: 'plan'
     });
-    const bare = { ...AGENTS, defaultAgent: null, defaults: undefined } as unknown as IAgentsInfo;
+    const bare = {
+      ...AGENTS,
+      defaultAgent: null,
+      defaults: undefined
+    } as unknown as IAgentsInfo;
     expect(initialSettings(bare)).toEqual({
       agentId: 'a',
       chatOnly: false,
       contextRefs: [],
       mode: 'interactive'
     });
-    expect(NO_SETTINGS).toEqual({ agentId: '', chatOnly: false, contextRefs: [], mode: '' });
+    expect(NO_SETTINGS).toEqual({
+      agentId: '',
+      chatOnly: false,
+      contextRefs: [],
+      mode: ''
+    });
   });
 });
 
@@ -84,7 +116,8 @@ describe('ChatModel.load', () => {
     const { chat, calls } = model({
       agents: () => ok(AGENTS),
       conversations: () => ok([conversation('c1'), conversation('c0')]),
-      conversation: (id: string) => ok({ conversation: conversation(id), turns: [{ turnId: 't' }] })
+      conversation: (id: string) =>
+        ok({ conversation: conversation(id), turns: [{ turnId: 't' }] })
     });
     await chat.load();
     expect(calls).toEqual(['agents', 'conversations', 'conversation']);
@@ -116,10 +149,15 @@ describe('ChatModel.load', () => {
 
   it('says why the agents did not load, and tries again on the next call', async () => {
     let answer: Outcome<IAgentsInfo> = refused(ClientCodes.UNREACHABLE);
-    const { chat, calls } = model({ agents: () => answer, conversations: () => ok([]) });
+    const { chat, calls } = model({
+      agents: () => answer,
+      conversations: () => ok([])
+    });
     await chat.load();
     expect(chat.catalog).toBeNull();
-    expect(chat.notice).toBe('The Copilot server cannot be reached. Try again.');
+    expect(chat.notice).toBe(
+      'The Copilot server cannot be reached. Try again.'
+    );
     answer = ok(AGENTS);
     await chat.load();
     expect(chat.catalog).toBe(AGENTS);
@@ -133,7 +171,8 @@ describe('ChatModel.newConversation', () => {
     const m = model({
       agents: () => ok(AGENTS),
       conversations: () => ok([conversation('c1')]),
-      conversation: () => ok({ conversation: conversation('c1'), turns: [{ turnId: 't' }] }),
+      conversation: () =>
+        ok({ conversation: conversation('c1'), turns: [{ turnId: 't' }] }),
       archiveConversation: archive
     });
     await m.chat.load();
@@ -144,14 +183,18 @@ describe('ChatModel.newConversation', () => {
     const unreachable = await withTurn(() => refused(ClientCodes.UNREACHABLE));
     expect(await unreachable.chat.newConversation()).toBe(false);
     expect(unreachable.chat.conversation?.id).toBe('c1');
-    expect(unreachable.chat.notice).toBe('The Copilot server cannot be reached. Try again.');
+    expect(unreachable.chat.notice).toBe(
+      'The Copilot server cannot be reached. Try again.'
+    );
 
     const gone = await withTurn(() => refused('unknown-conversation'));
     expect(await gone.chat.newConversation()).toBe(true);
     expect(gone.chat.conversation).toBeNull();
     expect(gone.chat.turns).toEqual([]);
 
-    const archived = await withTurn(() => ok(conversation('c1', { archived: true })));
+    const archived = await withTurn(() =>
+      ok(conversation('c1', { archived: true }))
+    );
     expect(await archived.chat.newConversation()).toBe(true);
     expect(archived.chat.conversation).toBeNull();
     expect(archived.calls).toContain('archiveConversation');
@@ -163,13 +206,16 @@ describe('ChatModel.update', () => {
     const { chat } = model({
       agents: () => ok(AGENTS),
       conversations: () => ok([conversation('c1')]),
-      conversation: () => ok({ conversation: conversation('c1'), turns: [{ turnId: 't' }] }),
+      conversation: () =>
+        ok({ conversation: conversation('c1'), turns: [{ turnId: 't' }] }),
       updateConversation: () => refused('conversation-busy')
     });
     await chat.load();
     const before = chat.settings;
     await chat.update({ mode: 'plan', agentId: 'b' });
     expect(chat.settings).toEqual(before);
-    expect(chat.notice).toBe('A reply is still running. Wait for it, or press Stop.');
+    expect(chat.notice).toBe(
+      'A reply is still running. Wait for it, or press Stop.'
+    );
   });
 });

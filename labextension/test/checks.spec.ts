@@ -6,7 +6,11 @@
  */
 
 import { sourceHash } from '../src/hash';
-import { checkProposal, parseProposal, replacement } from '../src/review/checks';
+import {
+  checkProposal,
+  parseProposal,
+  replacement
+} from '../src/review/checks';
 
 const OLD = 'x = 1\n';
 
@@ -31,7 +35,9 @@ function makeCase(
     ...data
   };
   const cell =
-    'cell' in options ? options.cell : { cellType: 'code', editable: true, source: OLD };
+    'cell' in options
+      ? options.cell
+      : { cellType: 'code', editable: true, source: OLD };
   return { data: proposal, path: options.path ?? 'a.ipynb', cell };
 }
 
@@ -47,17 +53,30 @@ function verdict(c: ICase): string | null {
 describe('the page checks', () => {
   it('runs in the contract order', () => {
     const stale = { cellType: 'code', editable: true, source: 'x = 3\n' };
-    const lockedStale = { cellType: 'code', editable: false, source: 'x = 3\n' };
-    const retypedStale = { cellType: 'markdown', editable: true, source: 'x = 3\n' };
+    const lockedStale = {
+      cellType: 'code',
+      editable: false,
+      source: 'x = 3\n'
+    };
+    const retypedStale = {
+      cellType: 'markdown',
+      editable: true,
+      source: 'x = 3\n'
+    };
     const cases: Record<string, ICase> = {
       ok: makeCase(),
-      'untyped ok': makeCase({ cell: { ...stale, source: OLD } }, { expectedCellType: null }),
+      'untyped ok': makeCase(
+        { cell: { ...stale, source: OLD } },
+        { expectedCellType: null }
+      ),
       'wrong path and stale': makeCase({ path: 'b.ipynb', cell: stale }),
       missing: makeCase({ cell: null }),
       'locked and stale': makeCase({ cell: lockedStale }),
       'retyped and stale': makeCase({ cell: retypedStale }),
       stale: makeCase({ cell: stale }),
-      'editable missing is not locked': makeCase({ cell: { cellType: 'code', source: OLD } }),
+      'editable missing is not locked': makeCase({
+        cell: { cellType: 'code', source: OLD }
+      }),
       'bad data': makeCase({}, { newSource: 5 })
     };
     const got = Object.fromEntries(

@@ -10,21 +10,29 @@ import { isWellFormed, sourceHash, utf8Length } from '../src/hash';
 
 describe('utf8Length', () => {
   it('counts UTF-8 bytes as TextEncoder does, lone surrogates included', () => {
-    const texts = ['', 'a', '\u00e9', '\u20ac', '\u{1f600}', 'a\ud800b', '\udc00', 'x\u{1f600}\u00e9'];
-    expect(texts.map(utf8Length)).toEqual(texts.map(t => new TextEncoder().encode(t).length));
+    const texts = [
+      '',
+      'a',
+      '\u00e9',
+      '\u20ac',
+      '\u{1f600}',
+      'a\ud800b',
+      '\udc00',
+      'x\u{1f600}\u00e9'
+    ];
+    expect(texts.map(utf8Length)).toEqual(
+      texts.map(t => new TextEncoder().encode(t).length)
+    );
   });
 });
 
 describe('isWellFormed', () => {
   it('is false for a lone surrogate only', () => {
-    expect(['', 'a', '\u{1f600}', '\ud800', 'a\udc00', '\udc00\ud800'].map(isWellFormed)).toEqual([
-      true,
-      true,
-      true,
-      false,
-      false,
-      false
-    ]);
+    expect(
+      ['', 'a', '\u{1f600}', '\ud800', 'a\udc00', '\udc00\ud800'].map(
+        isWellFormed
+      )
+    ).toEqual([true, true, true, false, false, false]);
   });
 });
 

@@ -10,7 +10,9 @@ import { pollUntil } from '../src/polling';
 describe('pollUntil', () => {
   it('steps until a value other than undefined, then stops', async () => {
     let steps = 0;
-    const value = await pollUntil(() => (++steps < 3 ? undefined : 'done'), { interval: 5 });
+    const value = await pollUntil(() => (++steps < 3 ? undefined : 'done'), {
+      interval: 5
+    });
     expect(value).toBe('done');
     expect(steps).toBe(3);
     await new Promise(resolve => setTimeout(resolve, 30));
@@ -19,7 +21,9 @@ describe('pollUntil', () => {
 
   it('takes false and null as values', async () => {
     await expect(pollUntil(() => false, { interval: 5 })).resolves.toBe(false);
-    await expect(pollUntil(async () => null, { interval: 5 })).resolves.toBeNull();
+    await expect(
+      pollUntil(async () => null, { interval: 5 })
+    ).resolves.toBeNull();
   });
 
   it('runs one step at a time', async () => {

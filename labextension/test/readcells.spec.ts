@@ -7,7 +7,11 @@
  * from Python in tests/test_read_cells.py.
  */
 
-import { base64DecodedSize, digestOutputs, savedWidgetType } from '../src/outputdigest';
+import {
+  base64DecodedSize,
+  digestOutputs,
+  savedWidgetType
+} from '../src/outputdigest';
 import { ICellReader, readCells } from '../src/readcells';
 import { json, utf8 } from './helpers';
 
@@ -47,7 +51,10 @@ function request(data: Record<string, unknown> = {}): Record<string, unknown> {
   };
 }
 
-function reader(nb: INotebook | null): { reader: ICellReader | null; lookups: string[] } {
+function reader(nb: INotebook | null): {
+  reader: ICellReader | null;
+  lookups: string[];
+} {
   const lookups: string[] = [];
   if (!nb) {
     return { reader: null, lookups };
@@ -82,12 +89,20 @@ function reader(nb: INotebook | null): { reader: ICellReader | null; lookups: st
 async function read(
   nb: INotebook | null,
   data: Record<string, unknown> = {}
-): Promise<{ result?: any; lookups?: string[]; error?: string; message?: string }> {
+): Promise<{
+  result?: any;
+  lookups?: string[];
+  error?: string;
+  message?: string;
+}> {
   const { reader: r, lookups } = reader(nb);
   try {
     return { result: json(await readCells(r, request(data))), lookups };
   } catch (err) {
-    return { error: (err as { code: string }).code, message: (err as Error).message };
+    return {
+      error: (err as { code: string }).code,
+      message: (err as Error).message
+    };
   }
 }
 
@@ -138,7 +153,10 @@ describe('output digests', () => {
           'text/plain': 'IntSlider(value=3)'
         }
       },
-      { output_type: 'display_data', data: { [WIDGET_MIME]: { model_id: 'm2' } } },
+      {
+        output_type: 'display_data',
+        data: { [WIDGET_MIME]: { model_id: 'm2' } }
+      },
       {
         output_type: 'error',
         ename: 'ValueError',
@@ -147,7 +165,9 @@ describe('output digests', () => {
       },
       { output_type: 'update_display_data', data: {} }
     ];
-    const got = json(digestOutputs(outputs, new Map([['m1', 'IntSliderModel']])));
+    const got = json(
+      digestOutputs(outputs, new Map([['m1', 'IntSliderModel']]))
+    );
     expect(got).toEqual([
       { outputType: 'stream', name: 'stdout', text: 'a\nb\n' },
       { outputType: 'stream', name: 'stderr', text: 'warn\n' },
@@ -187,7 +207,9 @@ describe('output digests', () => {
     const padded = payloads.map(base64);
     const unpadded = padded.map(s => s.replace(/=+$/, ''));
     const invalid = ['QQ=Q', 'Q', 'a b c d *', 'QUJD===='];
-    const got = [...padded, ...unpadded, ' QU\nJD\n', ...invalid].map(base64DecodedSize);
+    const got = [...padded, ...unpadded, ' QU\nJD\n', ...invalid].map(
+      base64DecodedSize
+    );
     const sizes = payloads.map(p => p.length);
     expect(got).toEqual([...sizes, ...sizes, 3, ...invalid.map(() => null)]);
   });
@@ -252,13 +274,21 @@ describe('readCells', () => {
       cells: [],
       nextCellId: null
     });
-    const one = (await read(notebook([code('c1', 'x')]), { maxBytes: 0, includeOutputs: true }))
-      .result;
-    expect(one.cells).toEqual([{ cellId: 'c1', cellType: 'code', source: 'x', outputs: [] }]);
+    const one = (
+      await read(notebook([code('c1', 'x')]), {
+        maxBytes: 0,
+        includeOutputs: true
+      })
+    ).result;
+    expect(one.cells).toEqual([
+      { cellId: 'c1', cellType: 'code', source: 'x', outputs: [] }
+    ]);
   });
 
   it('bounds a page by maxCells and opens it at the start cell', async () => {
-    const nb = notebook([...Array(10).keys()].map(i => code(`c${i}`, `x = ${i}\n`)));
+    const nb = notebook(
+      [...Array(10).keys()].map(i => code(`c${i}`, `x = ${i}\n`))
+    );
     let page = (await read(nb, { maxCells: 3 })).result;
     expect(page.cellCount).toBe(10);
     expect(page.startIndex).toBe(0);
@@ -305,20 +335,33 @@ describe('readCells', () => {
     expect(cells[1]).not.toHaveProperty('outputs');
     expect(cells[2].outputs).toEqual([]);
 
-    const exact = (await read(nb, { includeOutputs: true, maxBytes: size })).result.cells;
+    const exact = (await read(nb, { includeOutputs: true, maxBytes: size }))
+      .result.cells;
     expect(exact.map((c: ICell) => c.cellId)).toEqual(['a']);
-    expect((await read(nb, { includeOutputs: true, maxBytes: size + 1 })).result.cells).toHaveLength(
-      2
-    );
-    expect((await read(nb, { includeOutputs: false, maxBytes: size })).result.cells).toHaveLength(3);
+    expect(
+      (await read(nb, { includeOutputs: true, maxBytes: size + 1 })).result
+        .cells
+    ).toHaveLength(2);
+    expect(
+      (await read(nb, { includeOutputs: false, maxBytes: size })).result.cells
+    ).toHaveLength(3);
   });
 
   it('looks each widget type up once per read, and only with outputs', async () => {
-    const view = { output_type: 'display_data', data: { [WIDGET_MIME]: { model_id: 'm1' } } };
-    const other = { output_type: 'display_data', data: { [WIDGET_MIME]: { model_id: 'm2' } } };
-    const nb = notebook([code('a', 'w', [view, view]), code('b', 'w', [view, other])], {
-      widgets: { m1: 'IntSliderModel' }
-    });
+    const view = {
+      output_type: 'display_data',
+      data: { [WIDGET_MIME]: { model_id: 'm1' } }
+    };
+    const other = {
+      output_type: 'display_data',
+      data: { [WIDGET_MIME]: { model_id: 'm2' } }
+    };
+    const nb = notebook(
+      [code('a', 'w', [view, view]), code('b', 'w', [view, other])],
+      {
+        widgets: { m1: 'IntSliderModel' }
+      }
+    );
     const got = await read(nb, { includeOutputs: true });
     expect(got.lookups).toEqual(['m1', 'm2']);
     const items = got.result.cells.flatMap((c: any) =>
@@ -351,13 +394,20 @@ describe('readCells', () => {
     let start: string | null = null;
     do {
       const page = json(
-        await readCells(r, request({ maxCells: 40, maxBytes: 1000, startCellId: start }))
+        await readCells(
+          r,
+          request({ maxCells: 40, maxBytes: 1000, startCellId: start })
+        )
       );
       pages.push(page.cells);
       start = page.nextCellId;
     } while (start !== null);
     expect(pages.flat()).toEqual(
-      cells.map(c => ({ cellId: c.cellId, cellType: c.cellType, source: c.source }))
+      cells.map(c => ({
+        cellId: c.cellId,
+        cellType: c.cellType,
+        source: c.source
+      }))
     );
     expect(pages.length).toBeGreaterThan(5);
     for (const page of pages) {

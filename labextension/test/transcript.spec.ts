@@ -53,7 +53,10 @@ function lines(...events: Record<string, unknown>[]): string {
  * The text cut in two at every position, and cut into single characters.
  */
 function everySplit(text: string): string[][] {
-  const cuts = [...Array(text.length + 1).keys()].map(i => [text.slice(0, i), text.slice(i)]);
+  const cuts = [...Array(text.length + 1).keys()].map(i => [
+    text.slice(0, i),
+    text.slice(i)
+  ]);
   return [...cuts, [...text]];
 }
 
@@ -114,7 +117,10 @@ describe('the turn reducer', () => {
       { type: 'unknown', x: 1 },
       { type: 'end', stopReason: 'end_turn', error: null }
     );
-    const user = { text: 'Add a docstring', attachment: { cellId: 'abc', label: 'Cell 3' } };
+    const user = {
+      text: 'Add a docstring',
+      attachment: { cellId: 'abc', label: 'Cell 3' }
+    };
     const splits = everySplit(body).filter((_, i) => i % 7 === 0);
     expect(splits.length).toBeGreaterThan(1);
     for (const chunks of splits) {
@@ -179,8 +185,14 @@ describe('the turn reducer', () => {
     const result = reduce(hi, [body]);
     expect(result.turn.stopReason).toBeNull();
     expect(result.notice).toBeNull();
-    const abandoned = json([abandonTurn(fresh(), 'lost'), abandonTurn(ended('end_turn'), 'lost')]);
-    expect(abandoned.map((t: any) => t.stopReason)).toEqual(['error', 'end_turn']);
+    const abandoned = json([
+      abandonTurn(fresh(), 'lost'),
+      abandonTurn(ended('end_turn'), 'lost')
+    ]);
+    expect(abandoned.map((t: any) => t.stopReason)).toEqual([
+      'error',
+      'end_turn'
+    ]);
     expect(abandoned[0].error).toBe('lost');
   });
 
@@ -216,7 +228,10 @@ describe('server turns', () => {
       null
     ];
     const parsed = json(turns.map(parseTurn));
-    expect(parsed[0]).toEqual({ ...turns[0], toolCalls: [turns[0].toolCalls[0]] });
+    expect(parsed[0]).toEqual({
+      ...turns[0],
+      toolCalls: [turns[0].toolCalls[0]]
+    });
     expect(parsed[1]).toEqual({
       turnId: null,
       user: { text: '', attachment: null },
@@ -231,7 +246,9 @@ describe('server turns', () => {
 
 describe('shortError', () => {
   it('gives one line of at most 80 characters', () => {
-    const short = ['short', 'first line\nsecond line', 'x'.repeat(200)].map(e => shortError(e));
+    const short = ['short', 'first line\nsecond line', 'x'.repeat(200)].map(e =>
+      shortError(e)
+    );
     expect(short.slice(0, 2)).toEqual(['short', 'first line']);
     expect(short[2]).toHaveLength(80);
     expect(short[2].endsWith('…')).toBe(true);

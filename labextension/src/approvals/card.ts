@@ -32,12 +32,18 @@ export namespace ApprovalCard {
     if (card.kind === 'permission' && card.options.length > 0) {
       actions.append(...card.options.map(Private.option));
     } else {
-      const allow = Private.button('jp-mod-accept jp-Copilot-ApprovalAllow', 'Allow once');
+      const allow = Private.button(
+        'jp-mod-accept jp-Copilot-ApprovalAllow',
+        'Allow once'
+      );
       allow.title =
         card.kind === 'shell'
           ? 'Run this command once, exactly as shown.'
           : 'Let this tool call go ahead once. An edit still opens as a review first.';
-      const deny = Private.button('jp-mod-reject jp-Copilot-ApprovalDeny', 'Deny');
+      const deny = Private.button(
+        'jp-mod-reject jp-Copilot-ApprovalDeny',
+        'Deny'
+      );
       deny.title = 'Refuse this tool call (Escape)';
       actions.append(allow, deny);
     }
@@ -85,7 +91,11 @@ namespace Private {
   /**
    * Set a part's text; an empty part is hidden.
    */
-  export function text(node: HTMLElement, selector: string, value: string): void {
+  export function text(
+    node: HTMLElement,
+    selector: string,
+    value: string
+  ): void {
     const part = node.querySelector<HTMLElement>(selector)!;
     part.textContent = value;
     part.hidden = !value;
@@ -95,7 +105,11 @@ namespace Private {
    * A styled `<button>` of type button.
    */
   export function button(className: string, label: string): HTMLButtonElement {
-    const node = element('button', `jp-mod-styled ${className}`, label) as HTMLButtonElement;
+    const node = element(
+      'button',
+      `jp-mod-styled ${className}`,
+      label
+    ) as HTMLButtonElement;
     node.type = 'button';
     return node;
   }

@@ -7,7 +7,11 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { ApprovalDecision, ClientCodes, CopilotApi } from '../api';
 import { Bridge } from '../bridge';
-import { IApprovalEnded, IApprovalRequest, IPermissionOption } from '../protocol';
+import {
+  IApprovalEnded,
+  IApprovalRequest,
+  IPermissionOption
+} from '../protocol';
 import { ApprovalTexts } from './texts';
 
 /**
@@ -77,10 +81,16 @@ export class ApprovalModel implements IDisposable {
     }
     const { code, message } = reply.error;
     const refused = ClientCodes.isOwn(reply.error)
-      ? { ended: false, text: ApprovalTexts.failure(code === ClientCodes.UNREACHABLE) }
+      ? {
+          ended: false,
+          text: ApprovalTexts.failure(code === ClientCodes.UNREACHABLE)
+        }
       : ApprovalTexts.refusal(code, message);
     const state = refused.ended ? 'ended' : 'pending';
-    if (this._update(requestId, { state, message: refused.text }) && refused.ended) {
+    if (
+      this._update(requestId, { state, message: refused.text }) &&
+      refused.ended
+    ) {
       // The request is over: leave the reason up for a moment, then go.
       this._expireIn(requestId, Private.ENDED_LINGER);
     }
@@ -117,7 +127,10 @@ export class ApprovalModel implements IDisposable {
       operation: ApprovalTexts.operation(request),
       // A shell card's command, or the command an agent's own permission
       // request names: shown whole, never cut like a title.
-      command: shell || request.kind === 'permission' ? (request.details.command ?? '') : '',
+      command:
+        shell || request.kind === 'permission'
+          ? (request.details.command ?? '')
+          : '',
       target: shell
         ? ApprovalTexts.folder(request.details.folder ?? '')
         : ApprovalTexts.target(this._notebooks, path, request.details.cellId),
@@ -144,7 +157,10 @@ export class ApprovalModel implements IDisposable {
   /**
    * Replace fields of a card; `false` when the card is gone.
    */
-  private _update(requestId: string, patch: Partial<ApprovalModel.ICard>): boolean {
+  private _update(
+    requestId: string,
+    patch: Partial<ApprovalModel.ICard>
+  ): boolean {
     const card = this._cards.get(requestId);
     if (!card || this._isDisposed) {
       return false;
@@ -164,7 +180,10 @@ export class ApprovalModel implements IDisposable {
 
   private _expireIn(requestId: string, ms: number): void {
     window.clearTimeout(this._timers.get(requestId));
-    this._timers.set(requestId, window.setTimeout(() => this._remove(requestId), ms));
+    this._timers.set(
+      requestId,
+      window.setTimeout(() => this._remove(requestId), ms)
+    );
   }
 
   private _bridge: Bridge;

@@ -43,7 +43,9 @@ export namespace ApprovalTexts {
     const name = PathExt.basename(path);
     // The local path: under real-time collaboration `context.path` carries
     // the collaborative drive's prefix, which the server never reports.
-    const panel = notebooks.find(p => !p.isDisposed && p.context.localPath === path);
+    const panel = notebooks.find(
+      p => !p.isDisposed && p.context.localPath === path
+    );
     const cells = panel?.model?.cells;
     if (cells && cellId) {
       for (let i = 0; i < cells.length; i++) {
@@ -92,14 +94,23 @@ export namespace ApprovalTexts {
    * @param code - The refusal code of `POST copilot/api/approvals/<id>`.
    * @param message - The server's own words, used for other codes.
    */
-  export function refusal(code: string, message: string): { ended: boolean; text: string } {
+  export function refusal(
+    code: string,
+    message: string
+  ): { ended: boolean; text: string } {
     switch (code) {
       case 'aborted':
         return { ended: true, text: 'This request has already ended.' };
       case 'denied':
-        return { ended: true, text: 'Only the person whose tool call this is can decide it.' };
+        return {
+          ended: true,
+          text: 'Only the person whose tool call this is can decide it.'
+        };
       default:
-        return { ended: false, text: message || 'The Copilot server did not accept the decision.' };
+        return {
+          ended: false,
+          text: message || 'The Copilot server did not accept the decision.'
+        };
     }
   }
 

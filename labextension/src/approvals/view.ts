@@ -25,7 +25,10 @@ export class ApprovalsView extends Widget {
     this.node.setAttribute('role', 'region');
     this.node.setAttribute('aria-label', 'Approvals');
     this._list = element('div', 'jp-Copilot-ApprovalList');
-    this.node.append(element('h3', 'jp-Copilot-SectionTitle', 'Approvals'), this._list);
+    this.node.append(
+      element('h3', 'jp-Copilot-SectionTitle', 'Approvals'),
+      this._list
+    );
     this.node.addEventListener('click', this);
     this.node.addEventListener('keydown', this);
     this.node.addEventListener('focusin', this);

@@ -72,7 +72,9 @@ export class AgentPicker implements IDisposable {
   }
 
   private _onPick = (event: Event): void => {
-    const item = (event.target as Element).closest<HTMLButtonElement>('[data-agent-id]');
+    const item = (event.target as Element).closest<HTMLButtonElement>(
+      '[data-agent-id]'
+    );
     if (item && !item.disabled) {
       void this._model.update({ agentId: item.dataset.agentId! });
     }
@@ -82,12 +84,16 @@ export class AgentPicker implements IDisposable {
    * Arrow keys move between the agents, as in any radio group.
    */
   private _onKeydown = (event: KeyboardEvent): void => {
-    const step = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 }[event.key];
+    const step = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 }[
+      event.key
+    ];
     if (!step) {
       return;
     }
     event.preventDefault();
-    const items = [...this._list.querySelectorAll<HTMLButtonElement>('[data-agent-id]')];
+    const items = [
+      ...this._list.querySelectorAll<HTMLButtonElement>('[data-agent-id]')
+    ];
     const i = items.indexOf(document.activeElement as HTMLButtonElement);
     items[(i + step + items.length) % items.length]?.focus();
   };
@@ -100,7 +106,9 @@ export class AgentPicker implements IDisposable {
     const { catalog, settings, isFixed } = this._model;
     if (catalog !== this._catalog) {
       this._catalog = catalog;
-      this._list.replaceChildren(...(catalog?.agents ?? []).map(Private.agentItem));
+      this._list.replaceChildren(
+        ...(catalog?.agents ?? []).map(Private.agentItem)
+      );
       Private.sandboxLine(this._sandbox, catalog);
     }
     const agent = catalog?.agents.find(a => a.id === settings.agentId);
@@ -109,10 +117,15 @@ export class AgentPicker implements IDisposable {
       ? `Agent: ${agent.label}${settings.chatOnly ? ' (chat only)' : ''}`
       : 'Choose an agent';
     this.popover.button.classList.toggle('jp-mod-chatOnly', settings.chatOnly);
-    this._list.querySelectorAll<HTMLButtonElement>('[data-agent-id]').forEach(item => {
-      item.setAttribute('aria-checked', String(item.dataset.agentId === settings.agentId));
-      item.disabled = isFixed;
-    });
+    this._list
+      .querySelectorAll<HTMLButtonElement>('[data-agent-id]')
+      .forEach(item => {
+        item.setAttribute(
+          'aria-checked',
+          String(item.dataset.agentId === settings.agentId)
+        );
+        item.disabled = isFixed;
+      });
     this._chatOnly.checked = settings.chatOnly;
     this._chatOnly.disabled = isFixed;
     this._hint.textContent = isFixed
@@ -147,13 +160,23 @@ namespace Private {
     }
     item.append(
       element('span', 'jp-Copilot-AgentLabel', agent.label),
-      element('span', 'jp-Copilot-AgentDescription', agent.description.split('\n', 1)[0])
+      element(
+        'span',
+        'jp-Copilot-AgentDescription',
+        agent.description.split('\n', 1)[0]
+      )
     );
     if (typeof agent.warning === 'string' && agent.warning.trim()) {
       const warning = element('span', 'jp-Copilot-AgentWarning');
-      const icon = errorIcon.element({ tag: 'span', className: 'jp-Copilot-Icon' });
+      const icon = errorIcon.element({
+        tag: 'span',
+        className: 'jp-Copilot-Icon'
+      });
       icon.setAttribute('aria-hidden', 'true');
-      warning.append(icon, element('span', 'jp-Copilot-AgentWarningText', agent.warning));
+      warning.append(
+        icon,
+        element('span', 'jp-Copilot-AgentWarningText', agent.warning)
+      );
       item.append(warning);
     }
     return item;
@@ -162,7 +185,10 @@ namespace Private {
   /**
    * Show the server's sandbox state, or hide the line when it says none.
    */
-  export function sandboxLine(node: HTMLElement, catalog: IAgentsInfo | null): void {
+  export function sandboxLine(
+    node: HTMLElement,
+    catalog: IAgentsInfo | null
+  ): void {
     const sandbox = catalog?.sandbox;
     const text = typeof sandbox?.text === 'string' ? sandbox.text : '';
     node.textContent = text;

@@ -69,7 +69,9 @@ export class ArchiveModel implements IDisposable {
         this._list = [];
         this._message = ChatTexts.failure(all.error);
       } else {
-        this._list = all.result.filter(c => c.id !== currentId && c.title !== null);
+        this._list = all.result.filter(
+          c => c.id !== currentId && c.title !== null
+        );
       }
     }
     this._changed.emit();

@@ -44,7 +44,9 @@ export class ArchiveListView extends Widget {
   }
 
   private _onClick = (event: Event): void => {
-    const item = (event.target as Element).closest<HTMLElement>('[data-conversation-id]');
+    const item = (event.target as Element).closest<HTMLElement>(
+      '[data-conversation-id]'
+    );
     if (item) {
       void this._model.open(item.dataset.conversationId!);
     }
@@ -58,7 +60,11 @@ export class ArchiveListView extends Widget {
     this._shown = list;
     this._status.textContent =
       this._model.message ||
-      (list === null ? 'Loading…' : list.length === 0 ? 'No earlier conversations yet.' : '');
+      (list === null
+        ? 'Loading…'
+        : list.length === 0
+          ? 'No earlier conversations yet.'
+          : '');
     this._status.hidden = !this._status.textContent;
     this._items.replaceChildren(...(list ?? []).map(Private.item));
   }
@@ -75,12 +81,23 @@ namespace Private {
    */
   export function item(c: IConversation): HTMLElement {
     const li = document.createElement('li');
-    const button = element('button', 'jp-Copilot-ArchiveItem') as HTMLButtonElement;
+    const button = element(
+      'button',
+      'jp-Copilot-ArchiveItem'
+    ) as HTMLButtonElement;
     button.type = 'button';
     button.dataset.conversationId = c.id;
-    const meta = [c.agentLabel, date(c.createdAt), c.archived ? 'archived' : ''].filter(Boolean);
+    const meta = [
+      c.agentLabel,
+      date(c.createdAt),
+      c.archived ? 'archived' : ''
+    ].filter(Boolean);
     button.append(
-      element('span', 'jp-Copilot-ArchiveTitle', c.title || 'Untitled conversation'),
+      element(
+        'span',
+        'jp-Copilot-ArchiveTitle',
+        c.title || 'Untitled conversation'
+      ),
       element('span', 'jp-Copilot-ArchiveMeta', meta.join(' · '))
     );
     li.append(button);
@@ -94,6 +111,9 @@ namespace Private {
     const d = new Date(iso);
     return isNaN(d.getTime())
       ? ''
-      : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+      : d.toLocaleString(undefined, {
+          dateStyle: 'medium',
+          timeStyle: 'short'
+        });
   }
 }

@@ -41,7 +41,11 @@ export function settledEnd(text: string, from = 0): number {
       afterBlank = !opening && BLANK.test(line);
     } else {
       const closing = CLOSING.exec(line);
-      if (closing && closing[1][0] === fence[0] && closing[1].length >= fence.length) {
+      if (
+        closing &&
+        closing[1][0] === fence[0] &&
+        closing[1].length >= fence.length
+      ) {
         fence = null;
       }
       afterBlank = false;

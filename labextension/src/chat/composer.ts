@@ -34,21 +34,34 @@ export class Composer extends Widget {
     this._notice.setAttribute('role', 'alert');
     this._chip = element('div', 'jp-Copilot-ComposerAttachment');
     this._chipLabel = element('span', 'jp-Copilot-ComposerAttachmentLabel');
-    const detach = iconButton('jp-Copilot-Detach', closeIcon, 'Detach this cell');
+    const detach = iconButton(
+      'jp-Copilot-Detach',
+      closeIcon,
+      'Detach this cell'
+    );
     this._chip.append(this._chipLabel, detach);
     this._input = document.createElement('textarea');
     this._input.rows = 2;
     this._input.setAttribute('aria-label', 'Message to the agent');
-    this._input.placeholder = 'Ask the agent (Enter sends, Shift+Enter adds a line)';
+    this._input.placeholder =
+      'Ask the agent (Enter sends, Shift+Enter adds a line)';
     this._agent = new AgentPicker(this._model);
     this._contextPicker = new ContextPicker(this._model);
     this._mode = document.createElement('select');
     this._mode.className = 'jp-Copilot-ModeSelect';
     this._mode.setAttribute('aria-label', 'Mode');
-    const newConversation = iconButton('jp-Copilot-NewConversation', addIcon, 'New conversation');
+    const newConversation = iconButton(
+      'jp-Copilot-NewConversation',
+      addIcon,
+      'New conversation'
+    );
     this._stop = iconButton('jp-Copilot-Stop', stopIcon, 'Stop the reply');
     this._stop.append(element('span', 'jp-Copilot-StopLabel', 'Stop'));
-    this._send = element('button', 'jp-Copilot-Send', 'Send') as HTMLButtonElement;
+    this._send = element(
+      'button',
+      'jp-Copilot-Send',
+      'Send'
+    ) as HTMLButtonElement;
     this._send.type = 'button';
     this._send.title = 'Send (Enter)';
     // Stop and Send stay together at the end of the bar, also when it wraps.
@@ -64,7 +77,12 @@ export class Composer extends Widget {
     );
     const box = element('div', 'jp-Copilot-ComposerBox');
     box.append(this._chip, this._input, bar);
-    this.node.append(this._agent.popover.node, this._contextPicker.popover.node, this._notice, box);
+    this.node.append(
+      this._agent.popover.node,
+      this._contextPicker.popover.node,
+      this._notice,
+      box
+    );
 
     this._input.addEventListener('keydown', this._onKeydown);
     this._input.addEventListener('input', this._renderButtons);
@@ -155,7 +173,12 @@ export class Composer extends Widget {
 
   private _canSend(): boolean {
     const m = this._model;
-    return !m.isRunning && !!m.catalog && !!m.settings.agentId && this._input.value.trim() !== '';
+    return (
+      !m.isRunning &&
+      !!m.catalog &&
+      !!m.settings.agentId &&
+      this._input.value.trim() !== ''
+    );
   }
 
   private _render(): void {
@@ -175,7 +198,8 @@ export class Composer extends Widget {
     }
     this._mode.value = m.settings.mode;
     this._mode.disabled = modes.length === 0;
-    this._mode.title = modes.find(mode => mode.id === m.settings.mode)?.description ?? 'Mode';
+    this._mode.title =
+      modes.find(mode => mode.id === m.settings.mode)?.description ?? 'Mode';
     this._renderButtons();
   }
 

@@ -62,7 +62,9 @@ export class ContextPicker implements IDisposable {
   }
 
   private _onChange = (): void => {
-    const refs = [...this._list.querySelectorAll<HTMLInputElement>('[data-context-ref]')]
+    const refs = [
+      ...this._list.querySelectorAll<HTMLInputElement>('[data-context-ref]')
+    ]
       .filter(box => box.checked)
       .map(box => oneOf(CONTEXT_REFS, box.dataset.contextRef))
       .filter((ref): ref is ContextRef => ref !== undefined);
@@ -80,7 +82,11 @@ export class ContextPicker implements IDisposable {
       this._catalog = catalog;
       this._list.replaceChildren(
         ...(catalog?.contextRefs ?? []).map(ref => {
-          const [label, box] = labelledCheckbox('jp-Copilot-ContextRef', ref.label, ref.allows);
+          const [label, box] = labelledCheckbox(
+            'jp-Copilot-ContextRef',
+            ref.label,
+            ref.allows
+          );
           box.dataset.contextRef = ref.id;
           return label;
         })
@@ -88,18 +94,24 @@ export class ContextPicker implements IDisposable {
     }
     const granted = new Set<string>(settings.contextRefs);
     const noTools = settings.chatOnly || catalog?.toolsEnabled === false;
-    this._list.querySelectorAll<HTMLInputElement>('[data-context-ref]').forEach(box => {
-      box.checked = granted.has(box.dataset.contextRef!);
-      box.disabled = noTools;
-    });
-    const count = noTools ? 0 : (catalog?.contextRefs ?? []).filter(r => granted.has(r.id)).length;
+    this._list
+      .querySelectorAll<HTMLInputElement>('[data-context-ref]')
+      .forEach(box => {
+        box.checked = granted.has(box.dataset.contextRef!);
+        box.disabled = noTools;
+      });
+    const count = noTools
+      ? 0
+      : (catalog?.contextRefs ?? []).filter(r => granted.has(r.id)).length;
     this.popover.label = 'Context';
     this.popover.badge = String(count);
     const kinds = Private.plural(count, 'kind');
     this.popover.button.title = `The agent may read ${kinds} of context. Click to choose.`;
     const defaults = catalog?.defaults.contextRefs ?? [];
     this._restore.disabled =
-      noTools || (defaults.length === granted.size && defaults.every(id => granted.has(id)));
+      noTools ||
+      (defaults.length === granted.size &&
+        defaults.every(id => granted.has(id)));
     this._hint.textContent = settings.chatOnly
       ? 'Chat only: the agent has no tools, so it reads none of these.'
       : catalog?.toolsEnabled === false

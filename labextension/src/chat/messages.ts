@@ -32,8 +32,14 @@ export class MessagesView extends Panel {
     this._empty = new Widget({ node: element('div', 'jp-Copilot-ChatEmpty') });
     this.addWidget(this._empty);
     this.node.addEventListener('scroll', this._onScroll, { passive: true });
-    this._observer = new MutationObserver(() => this._stick && this._toBottom());
-    this._observer.observe(this.node, { childList: true, subtree: true, characterData: true });
+    this._observer = new MutationObserver(
+      () => this._stick && this._toBottom()
+    );
+    this._observer.observe(this.node, {
+      childList: true,
+      subtree: true,
+      characterData: true
+    });
   }
 
   /**
@@ -86,7 +92,8 @@ export class MessagesView extends Panel {
 
   private _onScroll = (): void => {
     const n = this.node;
-    this._stick = n.scrollHeight - n.scrollTop - n.clientHeight < Private.STICK_PX;
+    this._stick =
+      n.scrollHeight - n.scrollTop - n.clientHeight < Private.STICK_PX;
   };
 
   private _toBottom(): void {
@@ -144,10 +151,16 @@ namespace Private {
         )
       });
       this._restarted.node.dataset.level = 'info';
-      this._tools = new Widget({ node: element('div', 'jp-Copilot-ToolCalls') });
-      this._notices = new Widget({ node: element('div', 'jp-Copilot-Notices') });
+      this._tools = new Widget({
+        node: element('div', 'jp-Copilot-ToolCalls')
+      });
+      this._notices = new Widget({
+        node: element('div', 'jp-Copilot-Notices')
+      });
       this._reply = new ReplyView(rendermime);
-      this._footer = new Widget({ node: element('div', 'jp-Copilot-TurnFooter') });
+      this._footer = new Widget({
+        node: element('div', 'jp-Copilot-TurnFooter')
+      });
       this.agent.addWidget(this._restarted);
       this.agent.addWidget(this._tools);
       // Notices are kept as a list, without their place in the reply's
@@ -164,7 +177,11 @@ namespace Private {
     update(turn: ITurn): void {
       const running = turn.stopReason === null;
       const notice = endNotice(turn);
-      const ended = !notice ? 'done' : notice.level === 'error' ? 'error' : 'stopped';
+      const ended = !notice
+        ? 'done'
+        : notice.level === 'error'
+          ? 'error'
+          : 'stopped';
       const state = running ? 'running' : ended;
       const node = this.agent.node;
       node.dataset.state = state;
@@ -204,9 +221,15 @@ namespace Private {
       this._notices.setHidden(notices.length === 0);
     }
 
-    private _renderFooter(turn: ITurn, running: boolean, notice: INotice | null): void {
+    private _renderFooter(
+      turn: ITurn,
+      running: boolean,
+      notice: INotice | null
+    ): void {
       const quiet =
-        turn.reply !== '' || turn.toolCalls.length > 0 || (turn.notices?.length ?? 0) > 0;
+        turn.reply !== '' ||
+        turn.toolCalls.length > 0 ||
+        (turn.notices?.length ?? 0) > 0;
       const key = running ? `running:${quiet}` : turn.stopReason;
       if (key === this._footerKey) {
         return;
@@ -215,7 +238,11 @@ namespace Private {
       const f = this._footer.node;
       f.replaceChildren();
       if (running) {
-        const working = element('span', 'jp-Copilot-Working', quiet ? '' : 'Working…');
+        const working = element(
+          'span',
+          'jp-Copilot-Working',
+          quiet ? '' : 'Working…'
+        );
         working.setAttribute('role', 'status');
         working.setAttribute('aria-label', 'The agent is working');
         f.append(working);
@@ -226,7 +253,10 @@ namespace Private {
         box.append(element('span', 'jp-Copilot-TurnNoticeText', notice.text));
         if (notice.details) {
           const details = element('details', 'jp-Copilot-TurnNoticeDetails');
-          details.append(element('summary', '', 'Details'), element('pre', '', notice.details));
+          details.append(
+            element('summary', '', 'Details'),
+            element('pre', '', notice.details)
+          );
           box.append(details);
         }
         f.append(box);

@@ -92,7 +92,10 @@ export class ChatModel implements IDisposable {
 
   /** Whether the agent and Chat-only are fixed: the first message was sent. */
   get isFixed(): boolean {
-    return this._turns.length > 0 || (this._conversation?.toolsAttached ?? null) !== null;
+    return (
+      this._turns.length > 0 ||
+      (this._conversation?.toolsAttached ?? null) !== null
+    );
   }
 
   /** What went wrong with the last request, for a person; "" when nothing. */
@@ -165,7 +168,10 @@ export class ChatModel implements IDisposable {
     const gen = this._generation;
     const current = () => gen === this._generation;
     const attachment = this._context.attachment;
-    const cell = attachment && { cellId: attachment.cellId, label: this._cellLabel(attachment) };
+    const cell = attachment && {
+      cellId: attachment.cellId,
+      label: this._cellLabel(attachment)
+    };
     this._turns = [...this._turns, startTurn({ text, attachment: cell })];
     const index = this._turns.length - 1;
     this._running = true;
@@ -192,7 +198,10 @@ export class ChatModel implements IDisposable {
     }
     let ended = false;
     try {
-      ended = await readStream(response, event => current() && this._apply(index, event));
+      ended = await readStream(
+        response,
+        event => current() && this._apply(index, event)
+      );
     } catch {
       // The connection broke off; the turn goes on on the server.
     }
@@ -285,11 +294,18 @@ export class ChatModel implements IDisposable {
     // With nothing to pick up (or no answer) the panel starts empty; a person
     // who started a conversation meanwhile keeps it.
     const reply = await this._latestOpen();
-    if (!reply || this._conversation || this._turns.length > 0 || this._isDisposed) {
+    if (
+      !reply ||
+      this._conversation ||
+      this._turns.length > 0 ||
+      this._isDisposed
+    ) {
       return;
     }
     this._adopt(reply.conversation, null);
-    this._turns = reply.turns.map(parseTurn).filter((t): t is ITurn => t !== null);
+    this._turns = reply.turns
+      .map(parseTurn)
+      .filter((t): t is ITurn => t !== null);
     this._turnChanged.emit(-1);
     const last = this._turns.length - 1;
     if (reply.conversation.state === 'running' && last >= 0) {
@@ -308,7 +324,10 @@ export class ChatModel implements IDisposable {
    * The person's latest conversation with its turns; `null` when there is
    * none, it is archived, or the server did not answer.
    */
-  private async _latestOpen(): Promise<{ conversation: IConversation; turns: unknown[] } | null> {
+  private async _latestOpen(): Promise<{
+    conversation: IConversation;
+    turns: unknown[];
+  } | null> {
     const list = await this._api.conversations();
     const latest = list.result?.[0];
     if (!latest || latest.archived) {
@@ -333,7 +352,11 @@ export class ChatModel implements IDisposable {
     }
     this._abort = new AbortController();
     const body = { text, pageId: this._pageId, attachment };
-    return this._api.sendMessage(this._conversation.id, body, this._abort.signal);
+    return this._api.sendMessage(
+      this._conversation.id,
+      body,
+      this._abort.signal
+    );
   }
 
   /**
@@ -343,7 +366,11 @@ export class ChatModel implements IDisposable {
     this._replace(index, applyEvent(this._turns[index], event));
     const c = this._conversation;
     if (event.type === 'turn' && c) {
-      this._conversation = { ...c, toolsAttached: event.toolsAttached, state: 'running' };
+      this._conversation = {
+        ...c,
+        toolsAttached: event.toolsAttached,
+        state: 'running'
+      };
       this._changed.emit();
     }
   }

@@ -43,7 +43,9 @@ export class NdjsonSplitter {
 export function parseLine(line: string): Record<string, unknown> | null {
   try {
     const value = JSON.parse(line);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : null;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? value
+      : null;
   } catch {
     return null;
   }
@@ -54,6 +56,8 @@ namespace Private {
    * The lines without a trailing `\r`, blank ones dropped.
    */
   export function keep(lines: string[]): string[] {
-    return lines.map(l => (l.endsWith('\r') ? l.slice(0, -1) : l)).filter(l => l.trim() !== '');
+    return lines
+      .map(l => (l.endsWith('\r') ? l.slice(0, -1) : l))
+      .filter(l => l.trim() !== '');
   }
 }

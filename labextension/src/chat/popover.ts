@@ -26,7 +26,9 @@ export class Popover implements IDisposable {
     this._badge = element('span', 'jp-Copilot-Badge');
     this._badge.hidden = true;
     this.button.append(this._label, this._badge);
-    this.button.append(caretDownIcon.element({ tag: 'span', className: 'jp-Copilot-Caret' }));
+    this.button.append(
+      caretDownIcon.element({ tag: 'span', className: 'jp-Copilot-Caret' })
+    );
     this.node = element('div', `jp-Copilot-Popover ${options.popoverClass}`);
     this.node.id = `${options.popoverClass}-${Private.next++}`;
     this.node.setAttribute('role', 'dialog');
@@ -81,7 +83,9 @@ export class Popover implements IDisposable {
     // On the window, before the app's shortcuts: Escape closes the popover
     // wherever the focus went (a control re-rendered under it drops it).
     window.addEventListener('keydown', this._onKeydown, true);
-    this.node.querySelector<HTMLElement>('input:not(:disabled), button:not(:disabled)')?.focus();
+    this.node
+      .querySelector<HTMLElement>('input:not(:disabled), button:not(:disabled)')
+      ?.focus();
   }
 
   /**

@@ -98,7 +98,9 @@ export class ReplyView extends Panel {
     if (end > this._shown.length) {
       const block = this._registry!.createRenderer('text/markdown');
       this.insertWidget(this.widgets.length - 1, block);
-      void block.renderModel(Private.model(text.slice(this._shown.length, end)));
+      void block.renderModel(
+        Private.model(text.slice(this._shown.length, end))
+      );
       this._shown = text.slice(0, end);
     }
     this._rendering = true;
@@ -107,7 +109,10 @@ export class ReplyView extends Panel {
       .catch(() => undefined)
       .then(() => {
         this._rendering = false;
-        this._interval = Math.max(ReplyView.THROTTLE_MS, 4 * (Date.now() - started));
+        this._interval = Math.max(
+          ReplyView.THROTTLE_MS,
+          4 * (Date.now() - started)
+        );
         if (text !== this._wanted && !this._timer && !this.isDisposed) {
           this._render();
         }
@@ -138,6 +143,9 @@ export class ReplyView extends Panel {
 
 namespace Private {
   export function model(markdown: string): MimeModel {
-    return new MimeModel({ data: { 'text/markdown': markdown }, trusted: false });
+    return new MimeModel({
+      data: { 'text/markdown': markdown },
+      trusted: false
+    });
   }
 }

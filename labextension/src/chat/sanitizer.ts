@@ -64,10 +64,14 @@ export namespace ReplySanitizer {
    * A copy of `rendermime` whose untrusted HTML goes through a
    * {@link ReplySanitizer}; made once per registry.
    */
-  export function registry(rendermime: IRenderMimeRegistry): IRenderMimeRegistry {
+  export function registry(
+    rendermime: IRenderMimeRegistry
+  ): IRenderMimeRegistry {
     let clone = Private.clones.get(rendermime);
     if (!clone) {
-      clone = rendermime.clone({ sanitizer: new ReplySanitizer(rendermime.sanitizer) });
+      clone = rendermime.clone({
+        sanitizer: new ReplySanitizer(rendermime.sanitizer)
+      });
       Private.clones.set(rendermime, clone);
     }
     return clone;
@@ -78,7 +82,15 @@ namespace Private {
   export const clones = new WeakMap<IRenderMimeRegistry, IRenderMimeRegistry>();
 
   /** Media that would load from its URL: shown as a link instead. */
-  const MEDIA = new Set(['IMG', 'VIDEO', 'AUDIO', 'PICTURE', 'SOURCE', 'TRACK', 'IMAGE']);
+  const MEDIA = new Set([
+    'IMG',
+    'VIDEO',
+    'AUDIO',
+    'PICTURE',
+    'SOURCE',
+    'TRACK',
+    'IMAGE'
+  ]);
   /** Elements dropped with what they hold. */
   const DROPPED = new Set([
     'IFRAME',
@@ -175,7 +187,8 @@ namespace Private {
   function mediaLink(el: Element): Node {
     const doc = el.ownerDocument;
     const src = (el.getAttribute('src') ?? '').trim();
-    const label = el.getAttribute('alt') || el.getAttribute('title') || src || 'media';
+    const label =
+      el.getAttribute('alt') || el.getAttribute('title') || src || 'media';
     if (!/^https?:/i.test(src)) {
       return doc.createTextNode(label === src ? '' : `[${label}]`);
     }

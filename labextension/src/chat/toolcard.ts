@@ -47,7 +47,10 @@ export namespace ToolCard {
       const props = { tag: 'span' as const, className: 'jp-Copilot-Icon' };
       const svg = Private.ICONS[call.status]?.element(props);
       icon.replaceChildren(...(svg ? [svg] : []));
-      icon.setAttribute('aria-label', Private.STATUS[call.status] ?? call.status);
+      icon.setAttribute(
+        'aria-label',
+        Private.STATUS[call.status] ?? call.status
+      );
       icon.title = icon.getAttribute('aria-label')!;
     }
     const title = node.querySelector<HTMLElement>('.jp-Copilot-ToolCardTitle')!;
@@ -66,7 +69,9 @@ export namespace ToolCard {
     }
     // The output is the agent's data: text only, never rendered.
     const output = call.output ?? '';
-    const details = node.querySelector<HTMLDetailsElement>('.jp-Copilot-ToolCardDetails')!;
+    const details = node.querySelector<HTMLDetailsElement>(
+      '.jp-Copilot-ToolCardDetails'
+    )!;
     details.hidden = !full && !output;
     details.querySelector('summary')!.textContent = full ? 'Details' : 'Output';
     Private.text(details, '.jp-Copilot-ToolCardFull', full);
@@ -78,7 +83,11 @@ namespace Private {
   /**
    * Set a part's text; an empty part is hidden.
    */
-  export function text(node: HTMLElement, selector: string, value: string): void {
+  export function text(
+    node: HTMLElement,
+    selector: string,
+    value: string
+  ): void {
     const part = node.querySelector<HTMLElement>(selector)!;
     part.textContent = value;
     part.hidden = !value;

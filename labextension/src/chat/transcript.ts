@@ -25,7 +25,10 @@ export interface IToolCall {
  */
 export interface IUserMessage {
   readonly text: string;
-  readonly attachment: { readonly cellId: string; readonly label: string } | null;
+  readonly attachment: {
+    readonly cellId: string;
+    readonly label: string;
+  } | null;
 }
 
 /**
@@ -55,7 +58,12 @@ export interface ITurn {
  * One line of the `POST conversations/<id>/messages` stream.
  */
 export type StreamEvent =
-  | { type: 'turn'; turnId: string; toolsAttached: boolean | null; restarted: boolean }
+  | {
+      type: 'turn';
+      turnId: string;
+      toolsAttached: boolean | null;
+      restarted: boolean;
+    }
   | { type: 'text'; text: string }
   | {
       type: 'tool';
@@ -91,13 +99,22 @@ export function conversationTitle(text: string): string {
  * A new running turn for a message.
  */
 export function startTurn(user: IUserMessage): ITurn {
-  return { turnId: null, user, reply: '', toolCalls: [], stopReason: null, error: null };
+  return {
+    turnId: null,
+    user,
+    reply: '',
+    toolCalls: [],
+    stopReason: null,
+    error: null
+  };
 }
 
 /**
  * Read a stream line's object as an event; `null` for anything else.
  */
-export function parseEvent(raw: Record<string, unknown> | null): StreamEvent | null {
+export function parseEvent(
+  raw: Record<string, unknown> | null
+): StreamEvent | null {
   switch (raw?.type) {
     case 'turn':
       return typeof raw.turnId === 'string'
@@ -109,7 +126,9 @@ export function parseEvent(raw: Record<string, unknown> | null): StreamEvent | n
           }
         : null;
     case 'text':
-      return typeof raw.text === 'string' ? { type: 'text', text: raw.text } : null;
+      return typeof raw.text === 'string'
+        ? { type: 'text', text: raw.text }
+        : null;
     case 'tool':
       return typeof raw.toolCallId === 'string'
         ? {
@@ -183,7 +202,9 @@ export function applyEvent(turn: ITurn, event: StreamEvent): ITurn {
  * read; a finished turn is returned as it is.
  */
 export function abandonTurn(turn: ITurn, error: string): ITurn {
-  return turn.stopReason === null ? { ...turn, stopReason: 'error', error } : turn;
+  return turn.stopReason === null
+    ? { ...turn, stopReason: 'error', error }
+    : turn;
 }
 
 /**
@@ -194,13 +215,20 @@ export function parseTurn(raw: unknown): ITurn | null {
     return null;
   }
   const r = raw as Record<string, unknown>;
-  const user = (typeof r.user === 'object' && r.user ? r.user : {}) as Record<string, unknown>;
-  const a = (typeof user.attachment === 'object' && user.attachment ? user.attachment : null) as
-    | Record<string, unknown>
-    | null;
+  const user = (typeof r.user === 'object' && r.user ? r.user : {}) as Record<
+    string,
+    unknown
+  >;
+  const a = (
+    typeof user.attachment === 'object' && user.attachment
+      ? user.attachment
+      : null
+  ) as Record<string, unknown> | null;
   const calls = Array.isArray(r.toolCalls) ? r.toolCalls : [];
   const notices = Array.isArray(r.notices)
-    ? r.notices.filter((n): n is string => typeof n === 'string' && n.trim() !== '')
+    ? r.notices.filter(
+        (n): n is string => typeof n === 'string' && n.trim() !== ''
+      )
     : [];
   const turn: ITurn = {
     turnId: Private.str(r.turnId),
@@ -213,7 +241,9 @@ export function parseTurn(raw: unknown): ITurn | null {
     },
     reply: Private.str(r.reply) ?? '',
     toolCalls: calls
-      .filter((c): c is Record<string, unknown> => typeof c?.toolCallId === 'string')
+      .filter(
+        (c): c is Record<string, unknown> => typeof c?.toolCallId === 'string'
+      )
       .map(c =>
         Private.withOptional(
           {
@@ -237,7 +267,11 @@ export function parseTurn(raw: unknown): ITurn | null {
  */
 export function endNotice(turn: ITurn): INotice | null {
   const error = (turn.error ?? '').trim();
-  const info = (text: string): INotice => ({ level: 'info', text, details: error });
+  const info = (text: string): INotice => ({
+    level: 'info',
+    text,
+    details: error
+  });
   switch (turn.stopReason) {
     case null:
     case 'end_turn':
@@ -247,7 +281,9 @@ export function endNotice(turn: ITurn): INotice | null {
     case 'max_tokens':
       return info('The reply was cut off: it reached its length limit.');
     case 'max_turn_requests':
-      return info('The agent stopped: it reached its limit of steps for one message.');
+      return info(
+        'The agent stopped: it reached its limit of steps for one message.'
+      );
     case 'refusal':
       return info('The agent declined to answer this message.');
     case 'error': {

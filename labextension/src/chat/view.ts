@@ -36,7 +36,11 @@ export class ChatView extends Panel {
     const header = element('div', 'jp-Copilot-ChatHeader');
     this._back = iconButton('jp-Copilot-Back', caretLeftIcon, 'Back');
     this._title = element('h3', 'jp-Copilot-ChatTitle');
-    this._history = iconButton('jp-Copilot-Archive', historyIcon, 'Earlier conversations');
+    this._history = iconButton(
+      'jp-Copilot-Archive',
+      historyIcon,
+      'Earlier conversations'
+    );
     header.append(this._back, this._title, this._history);
     this.addWidget(new Widget({ node: header }));
     this._messages = new MessagesView({ rendermime: options.rendermime });
@@ -49,7 +53,12 @@ export class ChatView extends Panel {
       cellLabel: options.cellLabel,
       onNewConversation: () => void this.newConversation()
     });
-    for (const w of [this._messages, this._list, this._archived, this.composer]) {
+    for (const w of [
+      this._messages,
+      this._list,
+      this._archived,
+      this.composer
+    ]) {
       this.addWidget(w);
     }
     this._back.addEventListener('click', this._onBack);
@@ -152,7 +161,8 @@ export class ChatView extends Panel {
     const d = this.node.dataset;
     d.state = isRunning ? 'running' : 'idle';
     d.conversationId = conversation?.id ?? '';
-    d.view = mode === 'closed' ? 'current' : mode === 'list' ? 'list' : 'archived';
+    d.view =
+      mode === 'closed' ? 'current' : mode === 'list' ? 'list' : 'archived';
     this._messages.setHidden(mode !== 'closed');
     this.composer.setHidden(mode !== 'closed');
     this._list.setHidden(mode !== 'list');
@@ -160,7 +170,8 @@ export class ChatView extends Panel {
     this._back.hidden = mode === 'closed';
     this._history.setAttribute('aria-pressed', String(mode !== 'closed'));
     if (mode === 'view') {
-      this._archived.emptyText = this.archive.message || (viewing ? 'No messages.' : 'Loading…');
+      this._archived.emptyText =
+        this.archive.message || (viewing ? 'No messages.' : 'Loading…');
       if (viewing !== this._shownArchived) {
         this._shownArchived = viewing;
         this._archived.setTurns(viewing?.turns ?? []);

@@ -135,8 +135,14 @@ namespace Private {
    */
   export async function load(): Promise<IModule | null> {
     try {
-      const [view, review] = await Promise.all([import('./view'), import('./review')]);
-      return { FileReviewView: view.FileReviewView, FileReview: review.FileReview };
+      const [view, review] = await Promise.all([
+        import('./view'),
+        import('./review')
+      ]);
+      return {
+        FileReviewView: view.FileReviewView,
+        FileReview: review.FileReview
+      };
     } catch {
       return null;
     }

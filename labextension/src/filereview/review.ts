@@ -63,7 +63,12 @@ export class FileReview implements IDisposable {
    */
   end(decision: FileReviewOutcome): void {
     const state = this.view.state;
-    if (this._isDisposed || state === 'written' || state === 'keeping' || state === 'undoing') {
+    if (
+      this._isDisposed ||
+      state === 'written' ||
+      state === 'keeping' ||
+      state === 'undoing'
+    ) {
       return;
     }
     this.view.setState('ended', FileReviewTexts.ended(decision));
@@ -93,10 +98,16 @@ export class FileReview implements IDisposable {
     if (!reply.error) {
       this.view.setState('written', FileReviewTexts.WRITTEN);
       // Leave the word up for a moment, then go.
-      this._closeTimer = window.setTimeout(() => this.dispose(), Private.WRITTEN_LINGER);
+      this._closeTimer = window.setTimeout(
+        () => this.dispose(),
+        Private.WRITTEN_LINGER
+      );
       return;
     }
-    const refused = FileReviewTexts.refusal(reply.error.code, reply.error.message);
+    const refused = FileReviewTexts.refusal(
+      reply.error.code,
+      reply.error.message
+    );
     this.view.setState(refused.ended ? 'ended' : 'refused', refused.text);
   }
 
@@ -123,7 +134,10 @@ export class FileReview implements IDisposable {
     decision: FileReviewDecision,
     before: FileReviewView.State = 'open'
   ): Promise<Outcome<{ decision: FileReviewDecision }> | null> {
-    const reply = await this._api.decideFileReview(this.review.reviewId, decision);
+    const reply = await this._api.decideFileReview(
+      this.review.reviewId,
+      decision
+    );
     if (!reply.error || !ClientCodes.isOwn(reply.error)) {
       return reply;
     }

@@ -21,10 +21,15 @@ export namespace FileReviewTexts {
   /**
    * The header's parts: who proposes, what it would do, and to which path.
    */
-  export function header(review: IFileReview): { agent: string; verb: string; path: string } {
+  export function header(review: IFileReview): {
+    agent: string;
+    verb: string;
+    path: string;
+  } {
     return {
       agent: review.agentLabel || 'An agent',
-      verb: review.original === null ? 'proposes to create' : 'proposes to change',
+      verb:
+        review.original === null ? 'proposes to create' : 'proposes to change',
       path: review.path
     };
   }
@@ -42,7 +47,10 @@ export namespace FileReviewTexts {
    *   `read-only` comes from a server that does not let this person write.
    * @param message - The server's own words, used for other codes.
    */
-  export function refusal(code: string, message: string): { ended: boolean; text: string } {
+  export function refusal(
+    code: string,
+    message: string
+  ): { ended: boolean; text: string } {
     switch (code) {
       case 'stale-source':
         return {
@@ -55,7 +63,10 @@ export namespace FileReviewTexts {
           text: `${REFUSAL_TEXT['kill-switch']} Nothing was written.`
         };
       case 'aborted':
-        return { ended: true, text: 'This proposal was already decided or withdrawn.' };
+        return {
+          ended: true,
+          text: 'This proposal was already decided or withdrawn.'
+        };
       case 'outside-root':
         return {
           ended: true,
@@ -69,12 +80,16 @@ export namespace FileReviewTexts {
       case 'read-only':
         return {
           ended: false,
-          text: message || 'You may not write files on this server; nothing was written.'
+          text:
+            message ||
+            'You may not write files on this server; nothing was written.'
         };
       default:
         return {
           ended: false,
-          text: message || 'The Copilot server did not accept the decision; nothing was written.'
+          text:
+            message ||
+            'The Copilot server did not accept the decision; nothing was written.'
         };
     }
   }

@@ -60,9 +60,15 @@ export class FileReviewView extends Widget {
       ` ${words.verb} `,
       element('code', 'jp-Copilot-FileReviewPath', words.path)
     );
-    this._keep = Private.button('jp-Copilot-FileReviewKeep jp-mod-accept', 'Keep');
+    this._keep = Private.button(
+      'jp-Copilot-FileReviewKeep jp-mod-accept',
+      'Keep'
+    );
     this._keep.title = 'Write the proposal to the file';
-    this._undo = Private.button('jp-Copilot-FileReviewUndo jp-mod-reject', 'Undo');
+    this._undo = Private.button(
+      'jp-Copilot-FileReviewUndo jp-mod-reject',
+      'Undo'
+    );
     this._undo.title = 'Discard the proposal and leave the file as it is';
     this._keep.addEventListener('click', this._onKeep);
     this._undo.addEventListener('click', this._onUndo);
@@ -212,7 +218,8 @@ export namespace FileReviewView {
   /**
    * The states of a file review (`data-state`).
    */
-  export type State = 'open' | 'keeping' | 'undoing' | 'refused' | 'written' | 'ended';
+  export type State =
+    'open' | 'keeping' | 'undoing' | 'refused' | 'written' | 'ended';
 }
 
 namespace Private {
@@ -227,7 +234,11 @@ namespace Private {
    * Create a styled `<button>` of type button.
    */
   export function button(className: string, text: string): HTMLButtonElement {
-    const node = element('button', `jp-mod-styled ${className}`, text) as HTMLButtonElement;
+    const node = element(
+      'button',
+      `jp-mod-styled ${className}`,
+      text
+    ) as HTMLButtonElement;
     node.type = 'button';
     return node;
   }

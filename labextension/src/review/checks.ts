@@ -18,7 +18,10 @@ import { sourceHash } from '../hash.js';
  * The codes the page may refuse an edit-cell invoke with (contract 9): the
  * vocabulary's page codes but the three any action may answer.
  */
-export type PageCode = Exclude<AnyPageCode, 'unknown-action' | 'invalid-input' | 'page-error'>;
+export type PageCode = Exclude<
+  AnyPageCode,
+  'unknown-action' | 'invalid-input' | 'page-error'
+>;
 
 /**
  * The request data of `jupyter_copilot.notebook.edit-cell.invoke`.
@@ -67,8 +70,17 @@ export interface IReplacement {
  * Read an invoke request's data; `null` when a field is missing or of the
  * wrong type (the server validated it already, so this is a defence only).
  */
-export function parseProposal(data: Record<string, unknown>): IEditProposal | null {
-  const strings = ['callId', 'artifactId', 'path', 'cellId', 'expectedSourceHash', 'newSource'];
+export function parseProposal(
+  data: Record<string, unknown>
+): IEditProposal | null {
+  const strings = [
+    'callId',
+    'artifactId',
+    'path',
+    'cellId',
+    'expectedSourceHash',
+    'newSource'
+  ];
   if (!strings.every(key => typeof data[key] === 'string')) {
     return null;
   }
@@ -109,7 +121,10 @@ export function checkProposal(
   if (cell.editable === false) {
     return Private.fail('cell-locked');
   }
-  if (proposal.expectedCellType !== null && cell.cellType !== proposal.expectedCellType) {
+  if (
+    proposal.expectedCellType !== null &&
+    cell.cellType !== proposal.expectedCellType
+  ) {
     return Private.fail('cell-type-mismatch');
   }
   if (sourceHash(cell.source) !== proposal.expectedSourceHash) {
@@ -138,14 +153,22 @@ export function replacement(before: string, after: string): IReplacement {
   let tail = 0;
   while (
     tail < max - start &&
-    before.charCodeAt(before.length - 1 - tail) === after.charCodeAt(after.length - 1 - tail)
+    before.charCodeAt(before.length - 1 - tail) ===
+      after.charCodeAt(after.length - 1 - tail)
   ) {
     tail++;
   }
-  if (tail > 0 && Private.isLowSurrogate(before.charCodeAt(before.length - tail))) {
+  if (
+    tail > 0 &&
+    Private.isLowSurrogate(before.charCodeAt(before.length - tail))
+  ) {
     tail--;
   }
-  return { start, end: before.length - tail, text: after.slice(start, after.length - tail) };
+  return {
+    start,
+    end: before.length - tail,
+    text: after.slice(start, after.length - tail)
+  };
 }
 
 /**
@@ -180,9 +203,11 @@ export namespace Messages {
   /** Keep is waiting for the server's verdict. */
   export const keeping = 'Checking with the Copilot server…';
   /** The cell changed between the proposal and Keep. */
-  export const conflict = 'The cell changed since this was proposed; nothing was applied.';
+  export const conflict =
+    'The cell changed since this was proposed; nothing was applied.';
   /** The cell was locked between the proposal and Keep. */
-  export const locked = 'The cell was locked since this was proposed; nothing was applied.';
+  export const locked =
+    'The cell was locked since this was proposed; nothing was applied.';
 }
 
 namespace Private {

@@ -56,7 +56,9 @@ export class ReviewManager implements IDisposable {
    * @returns `{diffReviewOpened: true}` once the review is shown.
    * @throws ActionError with the code of the first failing check.
    */
-  async invoke(data: Record<string, unknown>): Promise<Record<string, unknown>> {
+  async invoke(
+    data: Record<string, unknown>
+  ): Promise<Record<string, unknown>> {
     const proposal = parseProposal(data);
     if (!proposal) {
       throw new ActionError('invalid-input', 'The edit request is malformed.');
@@ -68,7 +70,10 @@ export class ReviewManager implements IDisposable {
       return { diffReviewOpened: true };
     }
     if (open || this._pending.has(callId)) {
-      throw new ActionError('diff-unavailable', 'This call already has a review.');
+      throw new ActionError(
+        'diff-unavailable',
+        'This call already has a review.'
+      );
     }
     let target = this._check(proposal);
     const pending = { aborted: false };
@@ -79,10 +84,16 @@ export class ReviewManager implements IDisposable {
         languageExtensions(this._languages, target.model.mimeType)
       ]);
       if (!ui || !(await showCell(target.panel.content, target.cell))) {
-        throw new ActionError('diff-unavailable', 'The diff review cannot be shown for this cell.');
+        throw new ActionError(
+          'diff-unavailable',
+          'The diff review cannot be shown for this cell.'
+        );
       }
       if (pending.aborted) {
-        throw new ActionError('diff-unavailable', 'The proposal was withdrawn before it opened.');
+        throw new ActionError(
+          'diff-unavailable',
+          'The proposal was withdrawn before it opened.'
+        );
       }
       // Loading and scrolling took time: every check must hold now.
       target = this._check(proposal);
@@ -95,7 +106,10 @@ export class ReviewManager implements IDisposable {
       });
       if (!insertReview(target.cell, view)) {
         view.dispose();
-        throw new ActionError('diff-unavailable', 'The diff review cannot be shown for this cell.');
+        throw new ActionError(
+          'diff-unavailable',
+          'The diff review cannot be shown for this cell.'
+        );
       }
       this._supersede(target.panel, proposal.cellId);
       const review = new ui.Review({
@@ -108,7 +122,10 @@ export class ReviewManager implements IDisposable {
       });
       this._reviews.set(callId, review);
       review.closed.connect(this._onClosed, this);
-      ElementExt.scrollIntoViewIfNeeded(target.panel.content.outerNode, view.node);
+      ElementExt.scrollIntoViewIfNeeded(
+        target.panel.content.outerNode,
+        view.node
+      );
     } finally {
       this._pending.delete(callId);
     }
@@ -160,7 +177,10 @@ export class ReviewManager implements IDisposable {
     const current = this._shell.currentWidget;
     const panel = this._notebooks.currentWidget;
     if (!panel || panel !== current || panel.isDisposed || !panel.model) {
-      throw new ActionError('not-authoring-view', 'The active tab is not a notebook editor.');
+      throw new ActionError(
+        'not-authoring-view',
+        'The active tab is not a notebook editor.'
+      );
     }
     const found = findCell(panel, proposal.cellId);
     const facts = found && {

@@ -2,7 +2,10 @@
 // Distributed under the terms of the Modified BSD License.
 
 import { Cell, ICellModel } from '@jupyterlab/cells';
-import type { IEditorLanguage, IEditorLanguageRegistry } from '@jupyterlab/codemirror';
+import type {
+  IEditorLanguage,
+  IEditorLanguageRegistry
+} from '@jupyterlab/codemirror';
 import { PathExt } from '@jupyterlab/coreutils';
 import { Notebook, NotebookPanel } from '@jupyterlab/notebook';
 import { PanelLayout, Widget } from '@lumino/widgets';
@@ -52,7 +55,10 @@ export function findCell(
 export async function loadReviewModule(): Promise<IReviewModule | null> {
   try {
     const loaded = Promise.all([import('./view'), import('./review')]).then(
-      ([view, review]) => ({ ReviewView: view.ReviewView, Review: review.Review })
+      ([view, review]) => ({
+        ReviewView: view.ReviewView,
+        Review: review.Review
+      })
     );
     return await Private.within(loaded, Private.LOAD_TIMEOUT);
   } catch {
@@ -85,7 +91,9 @@ export async function fileLanguageExtensions(
   languages: ILanguages | null,
   path: string
 ): Promise<ReviewView.IOptions['extensions']> {
-  return Private.support(languages, l => l.findByFileName(PathExt.basename(path)));
+  return Private.support(languages, l =>
+    l.findByFileName(PathExt.basename(path))
+  );
 }
 
 /**
@@ -97,12 +105,19 @@ export async function fileLanguageExtensions(
  * @param timeoutMs - How long to wait at most.
  * @returns Whether the cell is ready to hold the review.
  */
-export async function showCell(notebook: Notebook, cell: Cell, timeoutMs = 3000): Promise<boolean> {
+export async function showCell(
+  notebook: Notebook,
+  cell: Cell,
+  timeoutMs = 3000
+): Promise<boolean> {
   const index = notebook.widgets.indexOf(cell);
   if (index < 0) {
     return false;
   }
-  if (cell.isPlaceholder() && notebook.notebookConfig.windowingMode !== 'full') {
+  if (
+    cell.isPlaceholder() &&
+    notebook.notebookConfig.windowingMode !== 'full'
+  ) {
     // The idle-time renderer works from the top and may need many seconds to
     // reach a far cell: render this one now, as the notebook itself does to
     // show the outputs of a cell run out of view (`renderCellOutputs`).
@@ -153,7 +168,9 @@ namespace Private {
   ): Promise<ReviewView.IOptions['extensions']> {
     try {
       const found = languages ? find(languages) : null;
-      const language = found ? await within(languages!.getLanguage(found), 1000) : null;
+      const language = found
+        ? await within(languages!.getLanguage(found), 1000)
+        : null;
       return language?.support ? [language.support] : [];
     } catch {
       return [];
@@ -165,7 +182,10 @@ namespace Private {
    */
   export function isReady(cell: Cell): boolean {
     return (
-      !cell.isDisposed && !cell.isPlaceholder() && cell.isVisible && !!cell.inputArea
+      !cell.isDisposed &&
+      !cell.isPlaceholder() &&
+      cell.isVisible &&
+      !!cell.inputArea
     );
   }
 

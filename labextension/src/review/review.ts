@@ -149,7 +149,10 @@ export class Review implements IDisposable {
     if (locked || sourceHash(shared.getSource()) !== expectedSourceHash) {
       // Nothing is applied; the message stays until the person dismisses it.
       this._report('conflict');
-      this.view.setState('conflict', locked ? Messages.locked : Messages.conflict);
+      this.view.setState(
+        'conflict',
+        locked ? Messages.locked : Messages.conflict
+      );
       return;
     }
     const refocus = this.view.hasFocus;
@@ -181,7 +184,11 @@ export class Review implements IDisposable {
 
   private _report(decision: Review.Decision): void {
     this._decided = true;
-    this._bridge.send({ type: 'review', callId: this.proposal.callId, decision });
+    this._bridge.send({
+      type: 'review',
+      callId: this.proposal.callId,
+      decision
+    });
     this._onChange();
   }
 
@@ -233,7 +240,8 @@ export namespace Review {
   /**
    * The decisions a page reports (contract 9, `review`).
    */
-  export type Decision = 'keep' | 'undo' | 'conflict' | 'withdrawn' | 'superseded';
+  export type Decision =
+    'keep' | 'undo' | 'conflict' | 'withdrawn' | 'superseded';
 }
 
 namespace Private {
@@ -248,7 +256,8 @@ namespace Private {
   export function applySource(model: ICellModel, source: string): void {
     const shared = model.sharedModel;
     const { start, end, text } = replacement(shared.getSource(), source);
-    const undo = (shared as { undoManager?: { stopCapturing(): void } | null }).undoManager;
+    const undo = (shared as { undoManager?: { stopCapturing(): void } | null })
+      .undoManager;
     // Never fold the person's typing just before or after into this step.
     undo?.stopCapturing();
     shared.transact(() => shared.updateSource(start, end, text));

@@ -36,7 +36,11 @@ export class ReviewView extends Widget {
     node.addEventListener('dblclick', Private.stop);
 
     const bar = element('div', 'jp-Copilot-ReviewBar');
-    const label = element('span', 'jp-Copilot-ReviewLabel', 'Proposed by a Copilot tool');
+    const label = element(
+      'span',
+      'jp-Copilot-ReviewLabel',
+      'Proposed by a Copilot tool'
+    );
     this._keep = Private.button('jp-Copilot-ReviewKeep jp-mod-accept', 'Keep');
     this._keep.title = 'Replace the cell source with the proposal';
     this._undo = Private.button('jp-Copilot-ReviewUndo jp-mod-reject', 'Undo');
@@ -52,7 +56,12 @@ export class ReviewView extends Widget {
     this._message.setAttribute('aria-live', 'polite');
     node.append(bar, this._diff, this._message);
 
-    this._editor = createDiff(this._diff, options.original, options.proposed, options.extensions);
+    this._editor = createDiff(
+      this._diff,
+      options.original,
+      options.proposed,
+      options.extensions
+    );
     this.setState('open');
   }
 
@@ -181,7 +190,11 @@ namespace Private {
    * Create a styled `<button>` of type button.
    */
   export function button(className: string, text: string): HTMLButtonElement {
-    const node = element('button', `jp-mod-styled ${className}`, text) as HTMLButtonElement;
+    const node = element(
+      'button',
+      `jp-mod-styled ${className}`,
+      text
+    ) as HTMLButtonElement;
     node.type = 'button';
     return node;
   }
