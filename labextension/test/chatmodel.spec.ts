@@ -23,7 +23,7 @@ const AGENTS: IAgentsInfo = {
   defaultAgent: 'b',
   contextRefs: [],
   modes: [],
-  defaults: { contextRefs: ['cells'], mode: 'plan' },
+  defaults: { contextRefs: ['active_notebook'], mode: 'plan' },
   toolsEnabled: true
 };
 
@@ -88,7 +88,7 @@ describe('the chat settings', () => {
     expect(initialSettings(AGENTS)).toEqual({
       agentId: 'b',
       chatOnly: false,
-      contextRefs: ['cells'],
+      contextRefs: ['active_notebook'],
       mode: 'plan'
     });
     const bare = {
