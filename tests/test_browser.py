@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from jupyter_copilot.context import source_hash
 from tests.conftest import make_notebook
@@ -314,8 +312,9 @@ async def open_command_palette(lab: Lab) -> None:
             "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
         )
         await lab.page.keyboard.press("Control+Shift+C")
-        with contextlib.suppress(PlaywrightTimeoutError):
-            await search.wait_for(state="visible", timeout=300)
+        # Not the first moment it shows: a late routing frame may close it again, so it must
+        # still be open after 0.3 s.
+        await asyncio.sleep(0.3)
         return await search.is_visible()
 
     await eventually(opened, "the command palette to open", 5, interval=0)
