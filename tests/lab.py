@@ -138,10 +138,15 @@ class BridgeTraffic:
     opened: int = 0
     closed: int = 0
     sent: list[dict[str, Any]] = field(default_factory=list)
+    received: list[dict[str, Any]] = field(default_factory=list)
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         """Messages the page sent of one type."""
         return [m for m in self.sent if m.get("type") == kind]
+
+    def received_of_type(self, kind: str) -> list[dict[str, Any]]:
+        """Messages the server sent the page, of one type."""
+        return [m for m in self.received if m.get("type") == kind]
 
 
 @dataclass
@@ -242,8 +247,13 @@ async def lab_page(
             if isinstance(payload, str):
                 traffic.sent.append(json.loads(payload))
 
+        def on_received(payload: Any) -> None:
+            if isinstance(payload, str):
+                traffic.received.append(json.loads(payload))
+
         ws.on("close", on_close)
         ws.on("framesent", on_sent)
+        ws.on("framereceived", on_received)
 
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

@@ -1,0 +1,876 @@
+"""A randomized proof of edit safety in real JupyterLab (docs/protocol.md section 13).
+
+A Hypothesis rule-based state machine draws what a person, a second collaborator and an
+agent do to one notebook: real keystrokes (Undo and Redo included), clicks, tab switches,
+saves and reloads; proposals made with the current hash or a stale one, several for one
+cell; Keep and Undo on open reviews; aborts; the kill switch engaged and released. The
+expected notebook is modelled here, and after every step the live notebooks, the server and
+the page are held to it:
+
+1. each cell holds exactly what people typed plus the proposals that were kept, each applied
+   at its Keep and only when its hash still matched; the file after a save holds the same;
+2. no typed character is lost or reordered (1 is an exact comparison), and no source the
+   page's model ever held contains a proposal that was not kept;
+3. Undo in the cell's editor right after a Keep restores the cell as it was before the Keep;
+4. a refused Keep changes nothing and says why;
+5. the server, the page and the model agree on which reviews are open.
+
+The machine runs on a thread of its own: each step runs its coroutines on the test's event
+loop, where the Jupyter server and Playwright live. ``tests/test_edit_safety.py`` runs a
+fixed budget; ``bench/edit_safety.py`` runs the long one and counts violations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import os
+import random
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import seed as use_seed
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    get_state_machine_test,
+    invariant,
+    precondition,
+    rule,
+)
+
+from jupyter_copilot.context import source_hash
+from jupyter_copilot.killswitch import config_directories
+from tests.eventually import eventually
+from tests.lab import Lab
+from tests.mcpclient import refusal_code, structured
+from tests.server import ABORT, INVOKE, call_action
+
+T = TypeVar("T")
+
+#: The notebook under test, and a second one to switch tabs to.
+PATH = "a.ipynb"
+OTHER = "b.ipynb"
+INITIAL = ["import os", "def total(xs):\n    return sum(xs)\n", "total([1, 2])"]
+CELLS = range(len(INITIAL))
+#: What people type. Proposals carry the marker ``P<n>Q``, which no typing can produce.
+TYPED = "abcdefghijklmnopqrstuvwxyz0123456789 "
+#: Environment of a run: sequences per mode, steps per sequence, seed, where figures go,
+#: and whether violations are counted (the benchmark) instead of shrunk and raised (a test).
+SEQUENCES_ENV = "EDIT_SAFETY_SEQUENCES"
+STEPS_ENV = "EDIT_SAFETY_STEPS"
+SEED_ENV = "EDIT_SAFETY_SEED"
+REPORT_ENV = "EDIT_SAFETY_REPORT"
+COUNT_ENV = "EDIT_SAFETY_COUNT"
+#: How long one step may take before it counts as a failure.
+STEP_TIMEOUT = 60.0
+#: How long a settled state may take to show (a collaborator's typing crosses the server).
+SETTLE = 10.0
+
+
+@dataclass
+class Figures:
+    """What one run did, for the benchmark's report."""
+
+    mode: str = ""
+    seed: int = 0
+    sequences: int = 0
+    steps: int = 0
+    keystrokes: int = 0
+    proposals: int = 0
+    refused_proposals: int = 0
+    keeps: int = 0
+    refused_keeps: int = 0
+    keyboard_undos: int = 0
+    reloads: int = 0
+    seconds: float = 0.0
+    violations: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class World:
+    """What every sequence of one run shares: the loop, the server, the pages, the agent."""
+
+    loop: asyncio.AbstractEventLoop
+    copilot: Any
+    jp_fetch: Any
+    root: Path
+    alice: Lab
+    agent: Any
+    bob: Lab | None = None
+    count_violations: bool = False
+    figures: Figures = field(default_factory=Figures)
+
+
+@dataclass
+class Review:
+    """A review the model expects: open, or showing a refused Keep's conflict."""
+
+    cell: int
+    base: str
+    new: str
+    marker: str
+    state: str = "open"  # "open" or "conflict"
+
+
+class Violation(AssertionError):
+    """An invariant did not hold."""
+
+
+def budget() -> tuple[int, int]:
+    """Sequences per mode and steps per sequence of this run."""
+    return int(os.environ.get(SEQUENCES_ENV, "15")), int(os.environ.get(STEPS_ENV, "25"))
+
+
+def run_seed() -> int:
+    """The seed of this run: given, or drawn and printed."""
+    given = os.environ.get(SEED_ENV)
+    return int(given) if given else random.SystemRandom().randrange(2**32)
+
+
+def step(function: Callable[..., None]) -> Callable[..., None]:
+    """A machine step: skipped once the sequence broke, logged, and in counting mode a
+    failure marks the sequence as violating instead of ending the run."""
+
+    @functools.wraps(function)
+    def run_step(self: EditSafety, **kwargs: Any) -> None:
+        if self.broken:
+            return
+        arguments = ", ".join(f"{k}={v!r}" for k, v in kwargs.items() if k != "data")
+        self.log.append(f"{function.__name__}({arguments})")
+        self.world.figures.steps += 1
+        try:
+            function(self, **kwargs)
+        except Exception as error:
+            self.failed(error)
+
+    return run_step
+
+
+class EditSafety(RuleBasedStateMachine):
+    """The person, the collaborator and the agent, against the model of the notebook."""
+
+    world: ClassVar[World]
+
+    def __init__(self) -> None:
+        super().__init__()
+        figures = self.world.figures
+        figures.sequences += 1
+        self.sequence = figures.sequences
+        self.log: list[str] = []
+        self.broken = False
+        self.sources = list(INITIAL)
+        #: Per cell: the states it went through since its undo history began, where it is
+        #: now, which states a Keep produced, and the positions Redo returns to.
+        self.history = [[s] for s in INITIAL]
+        self.position = [0 for _ in CELLS]
+        self.kept_states: list[set[int]] = [set() for _ in CELLS]
+        self.redo: list[list[int]] = [[] for _ in CELLS]
+        #: Cells the collaborator typed in: the person's undo history there is theirs alone.
+        self.peer_touched = [False for _ in CELLS]
+        self.reviews: dict[str, Review] = {}
+        self.call_ids: list[str] = []
+        self.kept: set[str] = set()
+        self.proposal_count = 0
+        self.active = PATH
+        self.killed = False
+        self.reloaded = False
+        self.run(self._reset())
+
+    def teardown(self) -> None:
+        if os.environ.get("EDIT_SAFETY_DEBUG"):
+            print(f"sequence {self.sequence}: " + "; ".join(self.log), flush=True)
+
+    # -- plumbing ----------------------------------------------------------------------------
+
+    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float = STEP_TIMEOUT) -> T:
+        """Run a coroutine on the test's event loop and wait for it."""
+        future = asyncio.run_coroutine_threadsafe(coroutine, self.world.loop)
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            future.cancel()
+            raise
+
+    def failed(self, error: BaseException) -> None:
+        """Raise, for Hypothesis to shrink; or, when counting, record and stop this sequence."""
+        if not self.world.count_violations:
+            # Shrinking replays the steps in a real browser and can take minutes: say what
+            # failed now, with the steps that led there.
+            steps = "; ".join(self.log)
+            print(f"sequence {self.sequence} failed: {error!r}\n  {steps}", flush=True)
+            raise error
+        self.broken = True
+        self.world.figures.violations.append(
+            {
+                "sequence": self.sequence,
+                "error": f"{type(error).__name__}: {error}",
+                "steps": list(self.log),
+            }
+        )
+
+    @property
+    def alice(self) -> Lab:
+        return self.world.alice
+
+    @property
+    def collaborative(self) -> bool:
+        return self.world.bob is not None
+
+    def peers(self) -> list[Lab]:
+        return [self.world.alice] + ([self.world.bob] if self.world.bob else [])
+
+    async def _reset(self) -> None:
+        """Start a sequence from the initial notebook: no reviews, switch released, saved."""
+        world = self.world
+        for call in world.copilot.edit_tool.calls.open_reviews():
+            await call_action(world.jp_fetch, ABORT, {"data": {"callId": call.call_id}})
+        await self._write_kill_switch(False)
+        await self._activate(PATH)
+        await eventually(lambda: _no_reviews(self.alice), "no open review", timeout=SETTLE)
+        await self.alice.page.evaluate(RESET, {"path": PATH, "sources": INITIAL})
+        for lab in self.peers():
+            await eventually(
+                lambda lab=lab: _sources_are(lab, INITIAL), "the reset notebook", timeout=SETTLE
+            )
+            await lab.page.evaluate(CLEAR_HISTORY, PATH)
+            await lab.page.evaluate(INSTALL_LOG, PATH)
+        await self._save()
+        await self._wait_active(PATH)
+
+    async def _activate(self, path: str) -> None:
+        """Bring a notebook's tab to the front, as a click on its tab does."""
+        lab = self.alice
+        current = await lab.page.evaluate(CURRENT_PATH)
+        if current != path:
+            await lab.select_tab(path)
+            await eventually(
+                lambda: _current_is(lab, path), f"the tab of {path} in front", timeout=SETTLE
+            )
+
+    async def _wait_active(self, path: str) -> None:
+        """Wait until the server knows which notebook the person's page has in front."""
+        page_id = await self.alice.page_id()
+
+        async def known() -> bool:
+            try:
+                _, active = self.world.copilot.dispatcher.active_notebook(page_id)
+            except Exception:
+                return False
+            return active.get("path") == path  # type: ignore[no-any-return]
+
+        await eventually(known, f"the server to see {path} in front", timeout=SETTLE)
+
+    async def _save(self) -> None:
+        """Save with the keyboard from the notebook and wait for the file to match.
+
+        Under real-time collaboration the server saves the shared document itself after
+        each change; a Ctrl+S racing that save makes JupyterLab ask whether to overwrite
+        the file, a question about JupyterLab's saving, not about edits. There the step
+        waits for the server's save."""
+        lab = self.alice
+        if not self.collaborative:
+            await lab.notebook(PATH).locator(".jp-Cell .jp-InputPrompt").first.click()
+            await lab.page.keyboard.press("Control+s")
+        expected = list(self.sources)
+
+        async def on_disk() -> bool:
+            return _file_sources(self.world.root / PATH) == expected
+
+        await eventually(on_disk, "the saved file to hold the notebook", timeout=SETTLE * 2)
+
+    async def _write_kill_switch(self, engaged: bool) -> None:
+        """Engage or release the kill switch in the admin's config file and wait until
+        every page has heard it."""
+        directory = Path(config_directories(self.world.copilot)[0])
+        directory.mkdir(parents=True, exist_ok=True)
+        file = directory / "jupyter_copilot_config.json"
+        if self.world.copilot.kill_switch_state().engaged == engaged:
+            return
+        heard = [len(lab.traffic.received_of_type("tools-enabled")) for lab in self.peers()]
+        file.write_text(json.dumps({"CopilotApp": {"tools_enabled": not engaged}}))
+        for lab, before in zip(self.peers(), heard, strict=True):
+
+            async def told(lab: Lab = lab, before: int = before) -> bool:
+                messages = lab.traffic.received_of_type("tools-enabled")[before:]
+                return bool(messages) and messages[-1]["enabled"] is (not engaged)
+
+            await eventually(told, "the page to hear the kill switch", timeout=SETTLE)
+
+    async def _live(self, lab: Lab) -> list[str] | None:
+        return await lab.page.evaluate(SOURCES, PATH)  # type: ignore[no-any-return]
+
+    async def _settled(self, what: str) -> None:
+        """Wait until every page's notebook holds the model's sources."""
+        for lab in self.peers():
+            await eventually(lambda lab=lab: _sources_are(lab, self.sources), what, timeout=SETTLE)
+
+    async def _type(self, lab: Lab, cell: int, keys: list[str], text: str) -> None:
+        await lab.click_cell(PATH, cell)
+        for key in keys:
+            await lab.page.keyboard.press(key)
+        if text:
+            await lab.page.keyboard.type(text)
+
+    def _record(self, cell: int, states: list[str], kept: bool = False) -> None:
+        """The cell went through ``states`` from its current one (typing or a Keep)."""
+        position = self.position[cell]
+        del self.history[cell][position + 1 :]
+        self.kept_states[cell] = {k for k in self.kept_states[cell] if k <= position}
+        self.history[cell].extend(states)
+        self.position[cell] = len(self.history[cell]) - 1
+        if kept:
+            self.kept_states[cell].add(self.position[cell])
+        self.redo[cell] = []
+        self.sources[cell] = states[-1]
+
+    # -- the person ----------------------------------------------------------------------------
+
+    @precondition(lambda self: self.active == PATH)
+    @rule(cell=st.sampled_from(CELLS), text=st.text(TYPED, min_size=1, max_size=6))
+    @step
+    def type_text(self, cell: int, text: str) -> None:
+        """Click into a cell and type at its end."""
+        self.run(self._type(self.alice, cell, ["Control+End"], text))
+        base = self.sources[cell]
+        self._record(cell, [base + text[: i + 1] for i in range(len(text))])
+        self.world.figures.keystrokes += len(text) + 1
+        self.run(self._settled("the typed text in the notebook"))
+
+    @precondition(lambda self: self.active == PATH)
+    @rule(cell=st.sampled_from(CELLS))
+    @step
+    def select(self, cell: int) -> None:
+        """Click a cell's prompt: it becomes the selected cell, in command mode."""
+        self.run(
+            self.alice.notebook(PATH)
+            .locator(".jp-Cell")
+            .nth(cell)
+            .locator(".jp-InputPrompt")
+            .click()
+        )
+
+    @precondition(lambda self: self.active == PATH)
+    @rule(cell=st.sampled_from(CELLS))
+    @step
+    def undo_keys(self, cell: int) -> None:
+        """Ctrl+Z in the cell's editor: back to an earlier state of the person's own edits,
+        exactly to the state before a Keep when the Keep was the last of them."""
+        if self.peer_touched[cell]:
+            return  # the collaborator's characters are theirs: not modelled
+        position = self.position[cell]
+        if position == 0:
+            targets = [0]
+        elif position in self.kept_states[cell]:
+            targets = [position - 1]
+        else:
+            floor = max([k for k in self.kept_states[cell] if k <= position], default=0)
+            targets = list(range(floor, position))
+        self.run(self._type(self.alice, cell, ["Control+z"], ""))
+        self.world.figures.keyboard_undos += 1
+        target = self.run(self._landed(cell, targets, "Ctrl+Z"))
+        if target != position:
+            self.redo[cell].append(position)
+        self.position[cell] = target
+        self.sources[cell] = self.history[cell][target]
+
+    @precondition(lambda self: self.active == PATH)
+    @rule(cell=st.sampled_from(CELLS))
+    @step
+    def redo_keys(self, cell: int) -> None:
+        """Ctrl+Shift+Z in the cell's editor: exactly the state the last Undo left."""
+        if self.peer_touched[cell]:
+            return
+        targets = [self.redo[cell][-1]] if self.redo[cell] else [self.position[cell]]
+        self.run(self._type(self.alice, cell, ["Control+Shift+z"], ""))
+        target = self.run(self._landed(cell, targets, "Ctrl+Shift+Z"))
+        if self.redo[cell]:
+            self.redo[cell].pop()
+        self.position[cell] = target
+        self.sources[cell] = self.history[cell][target]
+
+    async def _landed(self, cell: int, targets: list[int], keys: str) -> int:
+        """Which allowed state the cell is in after an Undo or Redo."""
+        allowed = {self.history[cell][t]: t for t in sorted(targets)}
+        await asyncio.sleep(0.05)  # nothing to observe when the key may change nothing
+
+        async def landed() -> str | None:
+            live = await self._live(self.alice)
+            source = live[cell] if live else None
+            return source if source in allowed else None
+
+        try:
+            source = await eventually(landed, keys, timeout=SETTLE)
+        except AssertionError:
+            live = await self._live(self.alice)
+            raise Violation(
+                f"{keys} in cell {cell} left {live[cell] if live else None!r}; "
+                f"allowed: {sorted(allowed)!r}"
+            ) from None
+        return allowed[source]  # type: ignore[index]
+
+    @precondition(lambda self: self.active == PATH)
+    @rule()
+    @step
+    def switch_away(self) -> None:
+        """Click the other notebook's tab."""
+        self._switch(OTHER)
+
+    @precondition(lambda self: self.active == OTHER)
+    @rule()
+    @step
+    def switch_back(self) -> None:
+        """Click the notebook's tab again."""
+        self._switch(PATH)
+
+    def _switch(self, target: str) -> None:
+        self.run(self._activate(target))
+        self.active = target
+        self.run(self._wait_active(target))
+
+    @precondition(lambda self: self.active == PATH)
+    @rule()
+    @step
+    def save(self) -> None:
+        """Ctrl+S: the file holds exactly the live notebook."""
+        self.run(self._save())
+
+    @precondition(lambda self: self.active == PATH and not self.reloaded)
+    @rule()
+    @step
+    def reload(self) -> None:
+        """Reload the page (after saving, alone: a reload drops unsaved work by design).
+        Every open review goes with the page; the notebook comes back as it was."""
+        if not self.collaborative:
+            self.run(self._save())
+        self.run(self._reload())
+        self.reloaded = True
+        self.world.figures.reloads += 1
+        self.reviews.clear()
+        self.history = [[s] for s in self.sources]
+        self.position = [0 for _ in CELLS]
+        self.kept_states = [set() for _ in CELLS]
+        self.redo = [[] for _ in CELLS]
+        self.active = PATH
+
+    async def _reload(self) -> None:
+        lab = self.alice
+        await lab.page.reload()
+        await lab.page.wait_for_selector("#jupyter-copilot-panel", state="attached", timeout=60000)
+        # The workspace puts back the tabs it had; then both notebooks are open, PATH in front.
+        await lab.page.evaluate("() => window.jupyterapp.restored")
+        await lab.page.evaluate(OPEN, OTHER)
+        await lab.open(PATH)
+        await eventually(lambda: _sources_are(lab, self.sources), "the reloaded notebook")
+        await lab.page.evaluate(INSTALL_LOG, PATH)
+        await self._wait_active(PATH)
+
+    # -- the collaborator ----------------------------------------------------------------------
+
+    @precondition(lambda self: self.collaborative)
+    @rule(cell=st.sampled_from(CELLS), text=st.text(TYPED, min_size=1, max_size=6))
+    @step
+    def peer_types(self, cell: int, text: str) -> None:
+        """The second person types at the end of a cell of the same notebook."""
+        assert self.world.bob is not None
+        self.run(self._type(self.world.bob, cell, ["Control+End"], text))
+        self.peer_touched[cell] = True
+        self._record(cell, [self.sources[cell] + text])
+        self.world.figures.keystrokes += len(text) + 1
+        self.run(self._settled("the collaborator's typing in both notebooks"))
+
+    # -- the agent -----------------------------------------------------------------------------
+
+    @rule(cell=st.sampled_from(CELLS), rewrite=st.booleans())
+    @step
+    def propose(self, cell: int, rewrite: bool) -> None:
+        """The agent reads the notebook and proposes a whole new source for one cell, with
+        the hash of what it read: a rewrite, or the cell with a line added."""
+        self._propose(cell, rewrite, fresh=True)
+
+    @rule(cell=st.sampled_from(CELLS))
+    @step
+    def propose_stale(self, cell: int) -> None:
+        """The agent proposes with the hash of an earlier state of the cell."""
+        self._propose(cell, rewrite=False, fresh=False)
+
+    def _propose(self, cell: int, rewrite: bool, fresh: bool) -> None:
+        self.proposal_count += 1
+        number = self.proposal_count
+        marker = f"P{number}Q"
+        call_id = f"s{self.sequence}-p{number}"
+        self.call_ids.append(call_id)
+        current = self.sources[cell]
+        if self.active == PATH:
+            self.run(self._read())
+        if fresh:
+            expected_hash = source_hash(current)
+        else:
+            earlier = [s for s in self.history[cell] if s != current]
+            expected_hash = source_hash(earlier[-1] if earlier else current + " ")
+        new = f"value = {number}  # {marker}\n" if rewrite else f"{current}\n# {marker}"
+        if self.killed:
+            expected: tuple[int, str | None] = (503, "kill-switch")
+        elif self.active != PATH:
+            expected = (409, "artifact-mismatch")
+        elif not fresh:
+            expected = (409, "stale-source")
+        else:
+            expected = (200, None)
+        status, body = self.run(self._invoke(cell, expected_hash, new, call_id))
+        code = body.get("error", {}).get("code")
+        if (status, code) != expected:
+            raise Violation(f"proposal answered {status} {body!r}; expected {expected!r}")
+        self.world.figures.proposals += 1
+        if status != 200:
+            self.world.figures.refused_proposals += 1
+            return
+        for other_id, other in list(self.reviews.items()):
+            if other.cell == cell:
+                del self.reviews[other_id]  # superseded by the newer proposal
+        self.reviews[call_id] = Review(cell, current, new, marker)
+        self.run(_review(self.alice, call_id).wait_for(state="visible", timeout=SETTLE * 1000))
+
+    async def _read(self) -> None:
+        """Read the whole notebook over MCP: exactly the live sources, or refused by the
+        kill switch."""
+        result = await self.world.agent.call_tool("notebook_read_cells", {})
+        if self.killed:
+            if refusal_code(result) != "kill-switch":
+                raise Violation(f"a read under the kill switch answered {structured(result)!r}")
+            return
+        read = [c["source"] for c in structured(result)["cells"]]
+        if read != self.sources:
+            raise Violation(f"the agent read {read!r}, the notebook holds {self.sources!r}")
+
+    async def _invoke(
+        self, cell: int, expected_hash: str, new: str, call_id: str
+    ) -> tuple[int, dict[str, Any]]:
+        cell_ids = await self.alice.page.evaluate(CELL_IDS, PATH)
+        data = {
+            "artifactId": self.world.copilot.edit_tool.host.artifact_id(PATH),
+            "cellId": cell_ids[cell],
+            "expectedSourceHash": expected_hash,
+            "newSource": new,
+        }
+        body = {"data": data, "callId": call_id, "pageId": await self.alice.page_id()}
+        return await call_action(self.world.jp_fetch, INVOKE, body)
+
+    @rule(data=st.data())
+    @step
+    def abort(self, data: st.DataObject) -> None:
+        """The agent aborts one of its calls: an open review is withdrawn, nothing else."""
+        if not self.call_ids:
+            return
+        call_id = data.draw(st.sampled_from(self.call_ids), label="call")
+        self.log[-1] = f"abort(call={call_id!r})"
+        review = self.reviews.get(call_id)
+        was_open = review is not None and review.state == "open"
+        status, body = self.run(
+            call_action(self.world.jp_fetch, ABORT, {"data": {"callId": call_id}})
+        )
+        if (status, body) != (200, {"result": {"aborted": was_open}}):
+            raise Violation(f"abort answered {status} {body!r}; expected aborted={was_open}")
+        if was_open:
+            del self.reviews[call_id]
+            self.run(_review(self.alice, call_id).wait_for(state="detached", timeout=SETTLE * 1000))
+
+    # -- the person's decisions ----------------------------------------------------------------
+
+    def _decidable(self) -> list[str]:
+        return sorted(self.reviews)
+
+    @precondition(lambda self: self.active == PATH and bool(self.reviews))
+    @rule(data=st.data())
+    @step
+    def keep(self, data: st.DataObject) -> None:
+        """Press Keep: applied only if the cell still holds the proposal's base source and
+        the kill switch is released; otherwise nothing changes and the review says why."""
+        call_id = data.draw(st.sampled_from(self._decidable()), label="review")
+        self.log[-1] = f"keep(review={call_id!r})"
+        self._keep(call_id)
+
+    def _keep(self, call_id: str) -> None:
+        review = self.reviews[call_id]
+        cell = review.cell
+        if review.state == "conflict":
+            self.run(self._press(call_id, ".jp-Copilot-ReviewKeep"))
+            self.run(self._says(call_id, "conflict", "changed"))
+            return
+        decisions = len(self._decisions(call_id))
+        self.run(self._press(call_id, ".jp-Copilot-ReviewKeep"))
+        if self.killed:
+            self.world.figures.refused_keeps += 1
+            self.run(self._says(call_id, "refused", "administrator"))
+            if len(self._decisions(call_id)) != decisions:
+                raise Violation("a Keep under the kill switch reported a decision")
+            return
+        if self.sources[cell] != review.base:
+            self.world.figures.refused_keeps += 1
+            review.state = "conflict"
+            self.run(self._says(call_id, "conflict", "changed"))
+            self.run(self._decided(call_id, "conflict"))
+            return
+        self.run(_review(self.alice, call_id).wait_for(state="detached", timeout=SETTLE * 1000))
+        del self.reviews[call_id]
+        self.kept.add(review.marker)
+        self._record(cell, [review.new], kept=True)
+        self.world.figures.keeps += 1
+        self.run(self._decided(call_id, "keep"))
+        self.run(self._settled("the kept proposal in the notebook"))
+
+    @precondition(lambda self: self.active == PATH and bool(self.reviews))
+    @rule()
+    @step
+    def keep_latest(self) -> None:
+        """Press Keep on the newest review, as after reading it."""
+        self._keep(list(self.reviews)[-1])
+
+    @precondition(lambda self: self.active == PATH and bool(self.reviews))
+    @rule(data=st.data())
+    @step
+    def undo_review(self, data: st.DataObject) -> None:
+        """Press the review's Undo: the proposal is dropped and the cell is untouched."""
+        call_id = data.draw(st.sampled_from(self._decidable()), label="review")
+        self.log[-1] = f"undo_review(review={call_id!r})"
+        review = self.reviews.pop(call_id)
+        self.run(self._press(call_id, ".jp-Copilot-ReviewUndo"))
+        self.run(_review(self.alice, call_id).wait_for(state="detached", timeout=SETTLE * 1000))
+        if review.state == "open":
+            self.run(self._decided(call_id, "undo"))
+
+    async def _press(self, call_id: str, button: str) -> None:
+        """Click a review's button as a person does, also when it is disabled (nothing may
+        happen then)."""
+        locator = _review(self.alice, call_id).locator(button)
+        await locator.scroll_into_view_if_needed(timeout=SETTLE * 1000)
+        await locator.click(force=True, timeout=SETTLE * 1000)
+
+    async def _says(self, call_id: str, state: str, words: str) -> None:
+        review = _review(self.alice, call_id)
+
+        async def says() -> bool:
+            shown = await review.get_attribute("data-state")
+            message = await review.locator(".jp-Copilot-ReviewMessage").inner_text()
+            return shown == state and words in message.lower()
+
+        await eventually(says, f"the review to show {state!r} and say {words!r}", timeout=SETTLE)
+
+    def _decisions(self, call_id: str) -> list[str]:
+        return [
+            m["decision"] for m in self.alice.traffic.of_type("review") if m["callId"] == call_id
+        ]
+
+    async def _decided(self, call_id: str, decision: str) -> None:
+        async def reported() -> bool:
+            return self._decisions(call_id) == [decision]
+
+        await eventually(reported, f"the decision {decision!r} for {call_id}", timeout=SETTLE)
+
+    # -- the admin -------------------------------------------------------------------------
+
+    @precondition(lambda self: not self.killed)
+    @rule()
+    @step
+    def engage_kill_switch(self) -> None:
+        """The admin engages the kill switch in the config file."""
+        self.run(self._write_kill_switch(True))
+        self.killed = True
+
+    @precondition(lambda self: self.killed)
+    @rule()
+    @step
+    def release_kill_switch(self) -> None:
+        """The admin releases the kill switch."""
+        self.run(self._write_kill_switch(False))
+        self.killed = False
+
+    # -- after every step ------------------------------------------------------------------
+
+    @invariant()
+    def notebook_server_and_page_agree(self) -> None:
+        if self.broken:
+            return
+        try:
+            self.run(self._check())
+        except Exception as error:
+            self.failed(error)
+
+    async def _check(self) -> None:
+        for lab in self.peers():
+            if lab is not self.alice:
+                # The collaborator's copy follows through the server: a moment, no more.
+                with contextlib.suppress(AssertionError):
+                    await eventually(
+                        lambda lab=lab: _sources_are(lab, self.sources), "", timeout=SETTLE
+                    )
+            live = await self._live(lab)
+            if live != self.sources:
+                raise Violation(f"the notebook holds {live!r}; expected {self.sources!r}")
+        for lab in self.peers():
+            seen: list[str] = await lab.page.evaluate(TAKE_LOG)
+            for source in seen:
+                for marker in _markers(source):
+                    if marker not in self.kept:
+                        raise Violation(f"the notebook held an unkept proposal: {source!r}")
+        expected_open = {c for c, r in self.reviews.items() if r.state == "open"}
+
+        async def agree() -> bool:
+            server = {c.call_id for c in self.world.copilot.edit_tool.calls.open_reviews()}
+            shown = await self.alice.page.evaluate(REVIEWS)
+            page_open = {r["callId"] for r in shown if r["state"] != "conflict"}
+            page_all = {r["callId"] for r in shown}
+            return server == expected_open == page_open and page_all == set(self.reviews)
+
+        try:
+            await eventually(agree, "", timeout=SETTLE)
+        except AssertionError:
+            server = sorted(c.call_id for c in self.world.copilot.edit_tool.calls.open_reviews())
+            shown = await self.alice.page.evaluate(REVIEWS)
+            raise Violation(
+                f"open reviews disagree: server {server}, page {shown}, "
+                f"expected {sorted(expected_open)} of {sorted(self.reviews)}"
+            ) from None
+
+
+def _markers(source: str) -> list[str]:
+    found = []
+    start = source.find("P")
+    while start != -1:
+        end = source.find("Q", start)
+        if end == -1:
+            break
+        if source[start + 1 : end].isdigit():
+            found.append(source[start : end + 1])
+        start = source.find("P", start + 1)
+    return found
+
+
+def _review(lab: Lab, call_id: str) -> Any:
+    return lab.page.locator(f".jp-Copilot-Review[data-call-id='{call_id}']")
+
+
+async def _sources_are(lab: Lab, sources: list[str]) -> bool:
+    return await lab.page.evaluate(SOURCES, PATH) == sources  # type: ignore[no-any-return]
+
+
+async def _current_is(lab: Lab, path: str) -> bool:
+    return await lab.page.evaluate(CURRENT_PATH) == path  # type: ignore[no-any-return]
+
+
+async def _no_reviews(lab: Lab) -> bool:
+    """Dismiss the reviews left showing a conflict; true once none is left."""
+    left = await lab.page.evaluate(REVIEWS)
+    for review in left:
+        undo = _review(lab, review["callId"]).locator(".jp-Copilot-ReviewUndo")
+        if await undo.count():
+            await undo.click(force=True)
+    return not left
+
+
+def _file_sources(path: Path) -> list[str] | None:
+    try:
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return [
+        "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        for c in notebook["cells"]
+    ]
+
+
+# -- what the tests and the benchmark call -----------------------------------------------------
+
+
+def run_machine(world: World, sequences: int, steps: int, seed: int) -> Figures:
+    """Run ``sequences`` random sequences of up to ``steps`` steps; blocking, so call it from
+    a thread other than the event loop's. Raises the shrunk failure unless counting."""
+    world.figures.seed = seed
+    EditSafety.world = world
+    test = get_state_machine_test(
+        EditSafety,
+        settings=settings(
+            max_examples=sequences,
+            stateful_step_count=steps,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+            phases=[Phase.generate] if world.count_violations else [Phase.generate, Phase.shrink],
+            print_blob=False,
+        ),
+    )
+    started = time.monotonic()
+    try:
+        use_seed(seed)(test)()
+    finally:
+        world.figures.seconds = time.monotonic() - started
+        report = os.environ.get(REPORT_ENV)
+        if report:
+            with open(report, "a", encoding="utf-8") as out:
+                out.write(json.dumps(world.figures.as_json()) + "\n")
+    return world.figures
+
+
+# -- JavaScript run in the pages -------------------------------------------------------------
+
+_PANEL = """
+    const panelOf = path => [...window.jupyterapp.shell.widgets('main')]
+        .find(w => w.context && w.context.path === path && w.content && w.content.model);
+"""
+
+SOURCES = f"""path => {{ {_PANEL}
+    const panel = panelOf(path);
+    return panel ? [...panel.content.model.cells].map(c => c.sharedModel.getSource()) : null;
+}}"""
+
+CELL_IDS = f"""path => {{ {_PANEL}
+    return [...panelOf(path).content.model.cells].map(c => c.id);
+}}"""
+
+OPEN = """async path => {
+    const widget = await window.jupyterapp.commands.execute('docmanager:open', {path});
+    await widget.context.ready;
+}"""
+
+CURRENT_PATH = """() => {
+    const widget = window.jupyterapp.shell.currentWidget;
+    return widget && widget.context ? widget.context.path : null;
+}"""
+
+RESET = f"""({{path, sources}}) => {{ {_PANEL}
+    const cells = [...panelOf(path).content.model.cells];
+    cells.forEach((cell, i) => cell.sharedModel.setSource(sources[i]));
+}}"""
+
+CLEAR_HISTORY = f"""path => {{ {_PANEL}
+    for (const cell of panelOf(path).content.model.cells) {{ cell.sharedModel.clearUndoHistory(); }}
+}}"""
+
+INSTALL_LOG = f"""path => {{ {_PANEL}
+    window.__editSafetyLog = window.__editSafetyLog || [];
+    for (const cell of panelOf(path).content.model.cells) {{
+        if (cell.__editSafetyLogged) {{ continue; }}
+        cell.__editSafetyLogged = true;
+        cell.sharedModel.changed.connect(
+            () => window.__editSafetyLog.push(cell.sharedModel.getSource()));
+    }}
+}}"""
+
+TAKE_LOG = """() => {
+    const log = window.__editSafetyLog || [];
+    window.__editSafetyLog = [];
+    return log;
+}"""
+
+REVIEWS = """() => [...document.querySelectorAll('.jp-Copilot-Review')].map(node => ({
+    callId: node.dataset.callId, cellId: node.dataset.cellId, state: node.dataset.state
+}))"""
