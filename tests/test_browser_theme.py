@@ -3,13 +3,16 @@ settings, in real JupyterLab (Debian's Chromium) with the scripted ACP agent."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import make_notebook
-from tests.conversations import scripted_agents
+from tests.conversations import api, create, scripted_agents, send
 from tests.eventually import eventually
 from tests.lab import Lab, lab_page
 from tests.test_browser_chat import Chat
@@ -131,6 +134,25 @@ async def open_settings_editor(lab: Lab) -> Any:
     return select
 
 
+async def permission_card(lab: Lab, jp_fetch: Any) -> tuple[Any, asyncio.Task[Any]]:
+    """Start a turn whose agent asks for permission, outside the panel; its card and turn."""
+    conversation = await create(jp_fetch, agentId="scripted")
+    turn = asyncio.create_task(send(jp_fetch, conversation, "permission"))
+    card = lab.page.locator(".jp-Copilot-Approval[data-kind=permission]")
+    await card.wait_for(state="attached", timeout=30000)
+    return card, turn
+
+
+async def allow(jp_fetch: Any, card: Any, turn: asyncio.Task[Any]) -> None:
+    """Decide a permission card as its owner would, and let its turn end."""
+    request_id = await card.get_attribute("data-request-id")
+    status, body = await api(
+        jp_fetch, "approvals", request_id, method="POST", body={"optionId": "yes-once"}
+    )
+    assert status == 200, body
+    await asyncio.wait_for(turn, 30)
+
+
 async def test_the_panel_reads_well_in_jupyterlab_dark(lab_server, jp_root_dir: Path) -> None:
     make_notebook(jp_root_dir, "dark.ipynb", ["import math", "print(math.pi)"])
     async with lab_page(lab_server) as lab:
@@ -204,3 +226,38 @@ async def test_the_default_mode_in_the_settings_is_the_mode_of_a_new_conversatio
         await select.select_option("plan")
         await lab.page.wait_for_timeout(300)
         assert await mode_is("interactive")
+
+
+async def test_a_new_approval_card_opens_the_panel_unless_the_person_turned_that_off(
+    lab_server, jp_fetch
+) -> None:
+    async with lab_page(lab_server) as lab:
+        panel = lab.page.locator("#jupyter-copilot-panel")
+        await panel.wait_for(state="visible")
+
+        # By default a card that arrives shows the collapsed panel.
+        await lab.page.evaluate("() => window.jupyterapp.shell.collapseRight()")
+        await panel.wait_for(state="hidden")
+        card, turn = await permission_card(lab, jp_fetch)
+        await panel.wait_for(state="visible")
+        await allow(jp_fetch, card, turn)
+
+        # Turned off in the Settings Editor: the card waits in the collapsed panel.
+        await open_settings_editor(lab)
+        box = lab.page.locator(".jp-SettingsPanel input[id$='openPanelOnApproval']")
+        assert await box.is_checked()
+        await box.uncheck()
+
+        async def saved() -> bool:
+            response = await jp_fetch("lab", "api", "settings", PLUGIN)
+            raw = json.loads(response.body)["raw"]
+            return re.search(r'"openPanelOnApproval"\s*:\s*false', raw) is not None
+
+        await eventually(saved, "the preference saved")
+        await lab.page.evaluate("() => window.jupyterapp.shell.collapseRight()")
+        await panel.wait_for(state="hidden")
+        card, turn = await permission_card(lab, jp_fetch)
+        # Nothing marks a reveal that did not happen: give it the time one takes.
+        await lab.page.wait_for_timeout(500)
+        assert not await panel.is_visible()
+        await allow(jp_fetch, card, turn)
