@@ -358,3 +358,26 @@ describe('the preferences', () => {
     expect(chat.settings.mode).toBe('autopilot');
   });
 });
+
+describe('a refusal that is not about the preferences', () => {
+  it('keeps the preferred settings when the server refuses its defaults too', async () => {
+    const { prefs } = preferences({ defaultMode: 'autopilot' });
+    const created: unknown[] = [];
+    const { chat } = model(
+      {
+        agents: () => ok(WITH_MODES),
+        conversations: () => ok([]),
+        createConversation: (s: any) => {
+          created.push(s.mode);
+          return refused('not-permitted');
+        }
+      },
+      prefs
+    );
+    await chat.load();
+    expect(await chat.send('hello')).toBe(false);
+    expect(created).toEqual(['autopilot', 'plan']);
+    expect(chat.settings.mode).toBe('autopilot');
+    expect(chat.conversation).toBeNull();
+  });
+});

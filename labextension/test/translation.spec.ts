@@ -119,6 +119,13 @@ function isProse(text: string): boolean {
 }
 
 /**
+ * What shows a literal whatever it reads like: set as text, tooltip,
+ * placeholder, label or accessible name.
+ */
+const SHOWN_AS =
+  /(\.(textContent|innerText|title|placeholder|label|caption)\s*=|setAttribute\(\s*'(aria-label|title|placeholder)',)\s*$/;
+
+/**
  * The spans of `code` that are the arguments of a translator call.
  */
 function translated(code: string): [number, number][] {
@@ -148,10 +155,14 @@ function untranslated(code: string): string[] {
   const spans = translated(code);
   return literals(code)
     .filter(({ text, start }) => {
-      if (!isProse(text) || spans.some(([a, b]) => start >= a && start < b)) {
+      const before = code.slice(Math.max(0, start - 80), start);
+      const shown = SHOWN_AS.test(before) && /[A-Za-z]/.test(text);
+      if (
+        !(shown || isProse(text)) ||
+        spans.some(([a, b]) => start >= a && start < b)
+      ) {
         return false;
       }
-      const before = code.slice(Math.max(0, start - 80), start);
       // Compared keys (`event.key === 'Escape'`) and switch labels are not shown.
       if (/(===|!==|case)\s*$/.test(before)) {
         return false;

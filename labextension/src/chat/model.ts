@@ -377,10 +377,9 @@ export class ChatModel implements IDisposable {
       if (fallback) {
         // A preference the server's policy does not allow gives way to the
         // server's default; a choice the person made is never replaced.
-        this._settings = fallback;
-        this._changed.emit();
         created = await this._api.createConversation(fallback);
         if (!created.error) {
+          this._settings = fallback;
           this._setNotice(ChatTexts.preferenceRefused(this._trans));
         }
       }
