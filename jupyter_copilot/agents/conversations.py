@@ -12,7 +12,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..callers import CONTEXT_REFS, CONVERSATION, INTERACTIVE, SELECTED_CELL, Caller
+from ..callers import CONVERSATION, INTERACTIVE, SELECTED_CELL, Caller
 from ..refusals import Refusal
 from . import bodies
 from .catalog import AgentSpec
@@ -23,7 +23,8 @@ from .permissions import AgentModes
 from .processes import AgentProcesses
 from .turns import Turns
 
-#: What a new conversation starts with, and what "Restore defaults" brings back.
+#: What a new conversation starts with, and what "Restore defaults" brings back, unless the
+#: administrator configured other defaults (``CopilotApp.default_context_refs``, ...).
 DEFAULT_CONTEXT_REFS = (SELECTED_CELL,)
 DEFAULT_MODE = INTERACTIVE
 
@@ -59,40 +60,60 @@ class Conversations:
     # -- what the panel asks -----------------------------------------------------------------
 
     def agents_json(self) -> dict[str, Any]:
-        """The body of ``GET copilot/api/agents``."""
-        agents = [spec.to_json() for spec in self.catalog.values()]
+        """The body of ``GET copilot/api/agents``: only what the administrator's policy
+        allows is offered, and ``policy`` says what that is."""
+        policy = self.host.policy()
+        offered = list(self.catalog)
+        allowed = set(policy.allowed_agents(offered))
         return {
-            "agents": agents,
-            "defaultAgent": agents[0]["id"] if agents else None,
+            "agents": [spec.to_json() for spec in self.catalog.values() if spec.id in allowed],
+            "defaultAgent": policy.default_agent(offered),
             "contextRefs": [
                 {"id": ref, "label": _REF_TEXTS[ref][0], "allows": _REF_TEXTS[ref][1]}
-                for ref in CONTEXT_REFS
+                for ref in policy.context_refs
             ],
             "modes": [
-                {"id": mode, "label": label, "description": description}
-                for mode, (label, description) in _MODE_TEXTS.items()
+                {"id": mode, "label": _MODE_TEXTS[mode][0], "description": _MODE_TEXTS[mode][1]}
+                for mode in policy.modes
             ],
-            "defaults": {"contextRefs": list(DEFAULT_CONTEXT_REFS), "mode": DEFAULT_MODE},
+            "defaults": {
+                "contextRefs": policy.default_context_refs(),
+                "mode": policy.default_mode(),
+            },
+            "policy": policy.to_json(offered),
             "toolsEnabled": self.host.tools_enabled(),
             "sandbox": self.host.sandbox.to_json(),
         }
 
     def create(self, owner: str, user: Any, body: dict[str, Any]) -> Conversation:
-        """A new conversation; its agent starts at the first message."""
+        """A new conversation; its agent starts at the first message.
+
+        What the body leaves out comes from the policy's defaults; what it asks for outside
+        the policy ends ``not-permitted``.
+        """
         if not self.catalog:
             raise Refusal("invalid-input", "No agent is configured on this server.")
         settings = bodies.settings(body, self.catalog)
+        policy = self.host.policy()
+        agent_id = settings.agent_id or policy.default_agent(list(self.catalog))
+        mode = settings.mode or policy.default_mode()
+        if agent_id is None:
+            raise Refusal("not-permitted", "This server's administrator allows none of its agents.")
+        if mode is None:
+            raise Refusal("not-permitted", "This server's administrator allows no mode.")
+        context_refs = (
+            settings.context_refs
+            if settings.context_refs is not None
+            else policy.default_context_refs()
+        )
+        policy.check(agent_id, mode, context_refs)
         conversation = Conversation(
             owner=owner,
             user=user,
-            agent=self.catalog[settings.agent_id or next(iter(self.catalog))],
+            agent=self.catalog[agent_id],
             chat_only=bool(settings.chat_only),
-            context_refs=(
-                settings.context_refs
-                if settings.context_refs is not None
-                else list(DEFAULT_CONTEXT_REFS)
-            ),
-            mode=settings.mode or DEFAULT_MODE,
+            context_refs=context_refs,
+            mode=mode,
         )
         self._by_id[conversation.id] = conversation
         self._by_token[_token_key(conversation.token)] = conversation
@@ -114,6 +135,7 @@ class Conversations:
         """Change the mode or grants; the agent and Chat-only only before the first message."""
         self._writable(conversation)
         settings = bodies.settings(body, self.catalog)
+        self.host.policy().check(settings.agent_id, settings.mode, settings.context_refs)
         if conversation.started and (
             settings.agent_id not in (None, conversation.agent.id)
             or settings.chat_only not in (None, conversation.chat_only)
@@ -160,6 +182,10 @@ class Conversations:
     ) -> Turn:
         """Start a turn with the person's message (``Turns.send``)."""
         self._writable(conversation)
+        # The policy may have been tightened since the conversation was set up.
+        self.host.policy().check(
+            conversation.agent.id, conversation.mode, conversation.context_refs
+        )
         return await self.turns.send(conversation, message, may_read_files, may_write_files)
 
     async def cancel(self, conversation: Conversation) -> bool:
@@ -169,13 +195,15 @@ class Conversations:
     def caller(
         self, conversation: Conversation, may_write: Callable[[], Awaitable[bool]]
     ) -> Caller:
-        """A side-panel agent's caller, with its conversation's grants and mode now."""
+        """A side-panel agent's caller, with its conversation's grants and mode now, as far
+        as the policy allows them now (a tightened policy applies to the next tool call)."""
+        policy = self.host.policy()
         return Caller(
             kind=CONVERSATION,
             principal=conversation.owner,
             agent=conversation.agent.id,
-            context_refs=frozenset(conversation.context_refs),
-            approval_mode=conversation.mode,
+            context_refs=frozenset(conversation.context_refs) & set(policy.context_refs),
+            approval_mode=policy.caller_mode(conversation.mode),
             may_write=may_write,
             scope=conversation.id,
         )

@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..approvals import Approvals
+from ..callers import APPROVAL_MODES, CONTEXT_REFS
 from ..dispatcher import Dispatcher
 from ..telemetry import Telemetry
+from .adminpolicy import Policy
 from .conversation import TurnLimits
 from .filereviews import FileReviews
 from .sandbox import Sandbox
@@ -45,3 +47,7 @@ class ConversationsHost:
     limits: Callable[[], TurnLimits] = TurnLimits
     #: How many archived conversations each person keeps, as configured now.
     max_archived: Callable[[], int] = lambda: 50
+    #: The administrator's policy now (``adminpolicy.py``); by default everything is allowed.
+    policy: Callable[[], Policy] = lambda: Policy(
+        agents=None, modes=APPROVAL_MODES, context_refs=CONTEXT_REFS
+    )

@@ -45,7 +45,7 @@ export function initialSettings(info: IAgentsInfo): IConversationSettings {
     agentId: info.defaultAgent ?? info.agents[0]?.id ?? '',
     chatOnly: false,
     contextRefs: [...(info.defaults?.contextRefs ?? [])],
-    mode: info.defaults?.mode ?? 'interactive'
+    mode: info.defaults ? (info.defaults.mode ?? '') : 'interactive'
   };
 }
 
