@@ -6,7 +6,7 @@ import os
 import shutil
 from typing import Any
 
-from jupyter_core.paths import jupyter_path
+from jupyter_core.paths import jupyter_data_dir, jupyter_path
 from jupyter_core.utils import ensure_async
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.services.contents.filemanager import (
@@ -26,6 +26,7 @@ from .agents.files import SHELL_ASK, SHELL_POLICIES
 from .agents.host import ConversationsHost
 from .agents.policy import mcp_url
 from .agents.sandbox import AUTO, SANDBOX_MODES, Sandbox
+from .agents.store import ConversationStore
 from .approvals import Approvals
 from .callers import APPROVAL_MODES, CONTEXT_REFS, NOTEBOOK_REFS, ExternalGrants
 from .collaboration import live_cell_data
@@ -323,7 +324,7 @@ class CopilotApp(ExtensionApp):
         min=1,
         config=True,
         help="""Archived conversations kept per person (read only, in the panel's list);
-        archiving one more forgets the oldest. Kept in memory only, until the server stops.""",
+        archiving one more forgets the oldest, in the conversation store too.""",
     )
 
     agent_line_max_bytes = Int(
@@ -366,6 +367,22 @@ class CopilotApp(ExtensionApp):
         this long is stopped to give its memory back, and the next message starts it again
         (it then no longer remembers the earlier messages, and the panel says so).
         0 keeps agents running until their conversation is archived or the server stops.
+        """,
+    )
+
+    conversations_db_path = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help="""The SQLite file where side-panel conversations are stored.
+
+        None (the default): `copilot/conversations.db` in the user's Jupyter data directory
+        (`jupyter --data-dir`). Transcripts (messages, replies, tool cards, notices) are
+        written as turns start and end and read back when the server starts, keyed by the
+        person, so they survive a restart; tokens are never written. An empty string keeps
+        conversations in memory only. A file that cannot be opened or written leaves them
+        in memory with a warning; a damaged file is moved aside (`.corrupt-<time>` suffix)
+        and a new one started.
         """,
     )
 
@@ -474,6 +491,8 @@ class CopilotApp(ExtensionApp):
         """Deny waiting approvals, stop the agents, end MCP sessions, stop watching files."""
         self.approvals.stop()
         await self.conversations.stop()
+        if self.conversations.host.store is not None:
+            self.conversations.host.store.close()
         await self.mcp.stop()
         self.kill_switch.stop()
 
@@ -518,6 +537,7 @@ class CopilotApp(ExtensionApp):
             our_tools=frozenset(d["name"] for d in self.mcp_tools.definitions),
             max_archived=lambda: self.agent_max_archived_conversations,
             policy=self.admin_policy.current,
+            store=ConversationStore(self._conversations_db(), self.log),
             limits=lambda: TurnLimits(
                 reply_bytes=self.agent_reply_max_bytes,
                 events=self.agent_turn_max_events,
@@ -526,6 +546,12 @@ class CopilotApp(ExtensionApp):
             ),
         )
         return Conversations(host, catalog)
+
+    def _conversations_db(self) -> str | None:
+        """The conversation store's file; None keeps conversations in memory only."""
+        if self.conversations_db_path is None:
+            return os.path.join(jupyter_data_dir(), "copilot", "conversations.db")
+        return self.conversations_db_path or None
 
     def _policy_traits(self) -> Policy:
         """The policy as the traits say now (before the live JSON files narrow it)."""

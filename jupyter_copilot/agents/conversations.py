@@ -12,7 +12,14 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..callers import CONVERSATION, INTERACTIVE, SELECTED_CELL, Caller
+from ..callers import (
+    APPROVAL_MODES,
+    CONTEXT_REFS,
+    CONVERSATION,
+    INTERACTIVE,
+    SELECTED_CELL,
+    Caller,
+)
 from ..refusals import Refusal
 from . import bodies
 from .catalog import AgentSpec
@@ -55,7 +62,8 @@ class Conversations:
         self._stopped = False
         self.modes = AgentModes(host.log)
         self.processes = AgentProcesses(host, self.modes)
-        self.turns = Turns(host, self.processes, self.modes)
+        self.turns = Turns(host, self.processes, self.modes, self._save)
+        self._restore()
 
     # -- what the panel asks -----------------------------------------------------------------
 
@@ -117,6 +125,7 @@ class Conversations:
         )
         self._by_id[conversation.id] = conversation
         self._by_token[_token_key(conversation.token)] = conversation
+        self._save(conversation)
         return conversation
 
     def listed(self, owner: str) -> list[Conversation]:
@@ -155,6 +164,7 @@ class Conversations:
             conversation.mode = settings.mode
         if settings.mode is not None or settings.chat_only is not None:
             self.modes.hold(conversation)
+        self._save(conversation)
 
     def by_token(self, token: str) -> Conversation | None:
         """The live conversation a bearer token belongs to, if any.
@@ -179,9 +189,16 @@ class Conversations:
         message: bodies.Message,
         may_read_files: bool = False,
         may_write_files: bool = False,
+        user: Any = None,
     ) -> Turn:
-        """Start a turn with the person's message (``Turns.send``)."""
+        """Start a turn with the person's message (``Turns.send``).
+
+        ``user`` is the Jupyter user sending it: a conversation read back from the store
+        learns here whom its agent's tool calls act as.
+        """
         self._writable(conversation)
+        if user is not None:
+            conversation.user = user
         # The policy may have been tightened since the conversation was set up.
         self.host.policy().check(
             conversation.agent.id, conversation.mode, conversation.context_refs
@@ -218,7 +235,13 @@ class Conversations:
         await self.processes.end(conversation)
         for turn in conversation.turns:
             turn.release()
+        self._save(conversation)
         self._forget_oldest_archived(conversation.owner)
+
+    async def delete(self, conversation: Conversation) -> None:
+        """Delete: end the conversation as archiving does, and forget it, in the store too."""
+        await self.archive(conversation)
+        self._forget(conversation)
 
     def _forget_oldest_archived(self, owner: str) -> None:
         """Keep at most ``max_archived`` archived conversations of a person."""
@@ -227,13 +250,85 @@ class Conversations:
             key=lambda c: c.archived_at,
         )
         for old in archived[: max(0, len(archived) - self.host.max_archived())]:
-            del self._by_id[old.id]
+            self._forget(old)
+
+    def _forget(self, conversation: Conversation) -> None:
+        self._by_id.pop(conversation.id, None)
+        if self.host.store is not None:
+            self.host.store.delete(conversation.owner, conversation.id)
 
     async def stop(self) -> None:
         """The server is stopping: end every turn and stop every agent, and wait."""
         self._stopped = True
         self._by_token.clear()
         await asyncio.gather(*(self.processes.end(c) for c in self._by_id.values()))
+
+    # -- the store ---------------------------------------------------------------------------
+
+    def stored(self) -> bool:
+        """Whether conversations are being stored (the store opened and writes work)."""
+        return self.host.store is not None and self.host.store.available
+
+    def _save(self, conversation: Conversation, turn: Turn | None = None) -> None:
+        """Write the conversation's settings, and the turn if given, to the store."""
+        store = self.host.store
+        if store is None:
+            return
+        rows = [] if turn is None else [(conversation.turns.index(turn), turn.to_json())]
+        store.save(conversation.owner, conversation.stored_json(), rows)
+
+    def _restore(self) -> None:
+        """Read the stored conversations back (the server starts)."""
+        store = self.host.store
+        if store is None:
+            return
+        for stored in store.load():
+            conversation = self._restored(stored.owner, stored.data, stored.turns)
+            if conversation is None:
+                continue
+            self._by_id[conversation.id] = conversation
+            if not conversation.archived:
+                self._by_token[_token_key(conversation.token)] = conversation
+        for owner in {c.owner for c in self._by_id.values()}:
+            self._forget_oldest_archived(owner)
+
+    def _restored(
+        self, owner: str, data: dict[str, Any], turns: list[dict[str, Any]]
+    ) -> Conversation | None:
+        """A conversation as stored; one whose agent is no longer on offer is archived."""
+        conversation_id = data.get("id")
+        if not isinstance(conversation_id, str) or conversation_id in self._by_id:
+            return None
+        agent = self.catalog.get(str(data.get("agentId")))
+        gone = agent is None
+        if agent is None:
+            label = str(data.get("agentLabel") or data.get("agentId") or "Agent")
+            agent = AgentSpec(id=str(data.get("agentId")), label=label, description="", command=())
+        refs = data.get("contextRefs")
+        conversation = Conversation(
+            owner=owner,
+            user=None,
+            agent=agent,
+            chat_only=bool(data.get("chatOnly")),
+            context_refs=[r for r in CONTEXT_REFS if isinstance(refs, list) and r in refs],
+            mode=data["mode"] if data.get("mode") in APPROVAL_MODES else DEFAULT_MODE,
+            id=conversation_id,
+            archived=bool(data.get("archived")) or gone,
+            title=data.get("title") if isinstance(data.get("title"), str) else None,
+            tools_offered=data.get("toolsOffered")
+            if isinstance(data.get("toolsOffered"), bool)
+            else None,
+            session_id=data.get("sessionId") if isinstance(data.get("sessionId"), str) else None,
+            loads_sessions=data.get("loadsSessions") is True,
+        )
+        if isinstance(data.get("createdAt"), str):
+            conversation.created_at = data["createdAt"]
+        if isinstance(data.get("ref"), str):
+            conversation.ref = data["ref"]
+        # Archived ones are forgotten oldest first; the order they were created will do.
+        conversation.archived_at = time.monotonic() if conversation.archived else 0.0
+        conversation.turns = [Turn.restored(t) for t in turns if isinstance(t, dict)]
+        return conversation
 
     # -- internals ---------------------------------------------------------------------------
 

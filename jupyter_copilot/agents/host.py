@@ -15,6 +15,7 @@ from .adminpolicy import Policy
 from .conversation import TurnLimits
 from .filereviews import FileReviews
 from .sandbox import Sandbox
+from .store import ConversationStore
 
 
 @dataclass
@@ -47,6 +48,8 @@ class ConversationsHost:
     limits: Callable[[], TurnLimits] = TurnLimits
     #: How many archived conversations each person keeps, as configured now.
     max_archived: Callable[[], int] = lambda: 50
+    #: Where conversations last (``store.py``); None keeps them in memory only.
+    store: ConversationStore | None = None
     #: The administrator's policy now (``adminpolicy.py``); by default everything is allowed.
     policy: Callable[[], Policy] = lambda: Policy(
         agents=None, modes=APPROVAL_MODES, context_refs=CONTEXT_REFS
