@@ -220,7 +220,7 @@ def test_one_persons_rows_are_never_anothers(tmp_path: Path) -> None:
     store = ConversationStore(path, logging.getLogger("test-store"))
     store.save("user:alice", {"id": "c1", "title": "alice's"}, [(0, {"reply": "a"})])
     # Bob cannot overwrite or delete Alice's conversation, even knowing its id.
-    store.save("user:bob", {"id": "c1", "title": "bob's"})
+    store.save("user:bob", {"id": "c1", "title": "bob's"}, [(0, {"reply": "b"}), (1, {})])
     store.delete("user:bob", "c1")
     (only,) = store.load()
     assert (only.owner, only.data["title"], only.turns) == (

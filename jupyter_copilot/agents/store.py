@@ -134,9 +134,10 @@ class ConversationStore:
         )
 
     def _unusable(self, why: str, error: BaseException) -> None:
-        if self._db is not None:
-            self._db.close()
-        self._db = None
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+            self._db = None
         self.problem = why
         self.log.warning(
             "jupyter-copilot: conversations cannot be stored (%s: %s); they are kept in memory "
@@ -150,10 +151,10 @@ class ConversationStore:
 
     def load(self) -> list[Stored]:
         """Every stored conversation, oldest first, with its turns in order."""
-        if self._db is None:
-            return []
         try:
             with self._lock:
+                if self._db is None:
+                    return []
                 rows = self._db.execute(
                     "SELECT id, owner, data FROM conversations ORDER BY rowid"
                 ).fetchall()
@@ -190,9 +191,10 @@ class ConversationStore:
                 ),
                 *(
                     (
+                        # Only under the owner's own conversation row.
                         "INSERT OR REPLACE INTO turns (conversation_id, seq, data) "
-                        "VALUES (?, ?, ?)",
-                        (conversation["id"], index, json.dumps(turn)),
+                        "SELECT id, ?, ? FROM conversations WHERE id = ? AND owner = ?",
+                        (index, json.dumps(turn), conversation["id"], owner),
                     )
                     for index, turn in turns
                 ),
@@ -223,18 +225,19 @@ class ConversationStore:
                 self._db = None
 
     def _write(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
-        if self._db is None:
-            return
         try:
             with self._lock:
-                self._db.execute("BEGIN IMMEDIATE")
+                db = self._db
+                if db is None:
+                    return
+                db.execute("BEGIN IMMEDIATE")
                 try:
                     for sql, parameters in statements:
-                        self._db.execute(sql, parameters)
+                        db.execute(sql, parameters)
                 except BaseException:
-                    self._db.execute("ROLLBACK")
+                    db.execute("ROLLBACK")
                     raise
-                self._db.execute("COMMIT")
+                db.execute("COMMIT")
         except sqlite3.Error as e:
             self._unusable("it cannot be written", e)
 

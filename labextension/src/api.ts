@@ -475,8 +475,10 @@ export class CopilotApi {
   createConversation(
     settings: IConversationSettings
   ): Promise<Outcome<IConversation>> {
+    // No mode (the policy allows none): the server answers `not-permitted`.
+    const { mode, ...rest } = settings;
     return Private.conversationOf(
-      this._json('POST', 'conversations', settings)
+      this._json('POST', 'conversations', mode ? settings : rest)
     );
   }
 
