@@ -215,6 +215,15 @@ def test_two_writers_of_one_store_file_lose_nothing(tmp_path: Path) -> None:
         store.close()
 
 
+def test_the_store_file_is_readable_by_its_owner_only(tmp_path: Path) -> None:
+    path = tmp_path / "new-folder" / "c.db"
+    store = ConversationStore(str(path), logging.getLogger("test-store"))
+    store.save("owner", {"id": "c1"}, [(0, {"reply": "private"})])
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+    store.close()
+
+
 def test_one_persons_rows_are_never_anothers(tmp_path: Path) -> None:
     path = str(tmp_path / "people.db")
     store = ConversationStore(path, logging.getLogger("test-store"))

@@ -83,7 +83,8 @@ class ConversationStore:
     def _open(self, path: str) -> None:
         try:
             directory = os.path.dirname(os.path.abspath(path))
-            os.makedirs(directory, exist_ok=True)
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+            _create_private(path)
             self._db = self._connect(path)
         except sqlite3.DatabaseError as e:
             if isinstance(e, sqlite3.OperationalError) and not _is_corrupt(e):
@@ -121,6 +122,7 @@ class ConversationStore:
             for suffix in ("-journal", "-wal", "-shm"):
                 if os.path.exists(path + suffix):
                     os.replace(path + suffix, aside + suffix)
+            _create_private(path)
             self._db = self._connect(path)
         except (OSError, sqlite3.Error) as e:
             self._unusable("it is damaged and could not be replaced", e)
@@ -240,6 +242,18 @@ class ConversationStore:
                 db.execute("COMMIT")
         except sqlite3.Error as e:
             self._unusable("it cannot be written", e)
+
+
+def _create_private(path: str) -> None:
+    """Create the store's file readable by its owner only (SQLite gives its journal files
+    the same permissions); an existing file is left as it is."""
+    try:
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600
+        )
+    except FileExistsError:
+        return
+    os.close(fd)
 
 
 def _is_corrupt(error: sqlite3.OperationalError) -> bool:
