@@ -155,7 +155,7 @@ async def test_a_default_agent_not_on_offer_falls_back_to_the_first(jp_fetch: An
 
 
 async def test_tightening_the_policy_in_a_live_config_file_refuses_the_next_message(
-    jp_fetch: Any, jp_config_dir: Path, log: Path
+    jp_fetch: Any, jp_config_dir: Path, log: Path, copilot: Any
 ) -> None:
     conversation = await create(
         jp_fetch, mode="autopilot", contextRefs=["selected_cell"], chatOnly=True
@@ -175,9 +175,15 @@ async def test_tightening_the_policy_in_a_live_config_file_refuses_the_next_mess
     )
     assert status == 200
     assert reply_of(await send(jp_fetch, conversation, "Reply with the word two")) == "two"
-    # Tightening the context references refuses the next message as well.
-    config.write_text(json.dumps({"CopilotApp": {"allowed_context_refs": ["active_notebook"]}}))
+    # Tightening the context references refuses the next message as well, and the agent's
+    # next tool call (in a turn that was already running) gets only what is still allowed.
+    tighter = {"allowed_context_refs": ["active_notebook"], "allowed_modes": ["plan"]}
+    config.write_text(json.dumps({"CopilotApp": tighter}))
     assert await refused(jp_fetch, *path, method="POST", body=message) == "not-permitted"
+    caller = copilot.conversations.caller(
+        copilot.conversations.get("owner", conversation), lambda: None
+    )
+    assert (caller.context_refs, caller.approval_mode) == (frozenset(), "plan")
     # ... and an agent outside the allowed ones too.
     config.write_text(json.dumps({"CopilotApp": {"allowed_agents": ["other"]}}))
     assert await refused(jp_fetch, *path, method="POST", body=message) == "not-permitted"

@@ -56,6 +56,8 @@ class AgentProcesses:
                 shell_policy=self.host.shell_policy,
                 shell_timeout=self.host.shell_timeout,
                 our_tools=self.host.our_tools,
+                allowed_refs=lambda: self.host.policy().context_refs,
+                allowed_mode=lambda mode: self.host.policy().caller_mode(mode),
             ),
             conversation,
         )
