@@ -7,6 +7,7 @@ The server, the scripted ACP agent processes and SQLite are real. A restart is a
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import sqlite3
@@ -365,3 +366,25 @@ def test_a_store_file_written_over_while_open_falls_back_to_memory(tmp_path: Pat
         other.execute("DROP TABLE turns")
     store.save("owner", {"id": "c1"}, [(0, {"reply": "x"})])
     assert not store.available
+
+
+async def test_an_agent_that_no_longer_loads_sessions_says_it_starts_fresh(
+    jp_fetch: Any, copilot: Any, log: Path
+) -> None:
+    copilot.agent_idle_timeout_seconds = 0.5
+    conversation_id = await create(jp_fetch, chatOnly=True)
+    assert reply_of(await send(jp_fetch, conversation_id, "remember figs")) == "noted"
+    conversation = copilot.conversations.get("owner", conversation_id)
+    process = conversation.process
+    await eventually(lambda: process.exited, "the idle agent to stop", 10)
+    # The agent is now run without session support (as after an upgrade that dropped it).
+    conversation.agent = dataclasses.replace(
+        conversation.agent, env={"SCRIPTED_AGENT_LOG": str(log)}
+    )
+    events = await send(jp_fetch, conversation_id, "recall")
+    assert reply_of(events) == "nothing"
+    assert [e["text"] for e in events if e["type"] == "notice"] == [
+        "Scripted agent could not bring back its earlier session: it starts fresh and no "
+        "longer remembers the earlier messages."
+    ]
+    assert conversation.loads_sessions is False and agent_log(log, "load_session") == []

@@ -78,10 +78,15 @@ class AgentProcesses:
             bool(conversation.tools_offered), self.host.mcp_url(), conversation.token
         )
         caps = process.init.agent_capabilities if process.init is not None else None
+        # The turn said the agent would come back with its session (``Turns.send``).
+        expected = conversation.loads_sessions and conversation.session_id is not None
         conversation.loads_sessions = bool(caps is not None and caps.load_session)
         session: Any = None
         if conversation.loads_sessions and conversation.session_id is not None:
             session = await self._load(conversation, process, servers)
+        elif expected and conversation.running is not None:
+            # The agent no longer offers session/load (another version, say).
+            conversation.running.notice(FRESH_SESSION.format(agent=conversation.agent.label))
         if session is None:
             try:
                 session = await process.call(
