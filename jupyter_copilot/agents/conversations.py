@@ -197,7 +197,7 @@ class Conversations:
         learns here whom its agent's tool calls act as.
         """
         self._writable(conversation)
-        if user is not None:
+        if conversation.user is None:
             conversation.user = user
         # The policy may have been tightened since the conversation was set up.
         self.host.policy().check(
