@@ -109,6 +109,12 @@ describe('the chat settings', () => {
       contextRefs: [],
       mode: 'interactive'
     });
+    // A policy that allows no mode: none is chosen (the server refuses Send).
+    const none = {
+      ...AGENTS,
+      defaults: { contextRefs: [], mode: null }
+    } as IAgentsInfo;
+    expect(initialSettings(none).mode).toBe('');
     expect(NO_SETTINGS).toEqual({
       agentId: '',
       chatOnly: false,

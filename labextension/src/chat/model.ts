@@ -63,8 +63,7 @@ export function initialSettings(
     contextRefs: [...(info.defaults?.contextRefs ?? [])],
     mode:
       (mode && (info.modes ?? []).some(m => m.id === mode) ? mode : null) ??
-      info.defaults?.mode ??
-      'interactive'
+      (info.defaults ? (info.defaults.mode ?? '') : 'interactive')
   };
 }
 
