@@ -6,7 +6,7 @@ import os
 import shutil
 from typing import Any
 
-from jupyter_core.paths import jupyter_path
+from jupyter_core.paths import jupyter_data_dir, jupyter_path
 from jupyter_core.utils import ensure_async
 from jupyter_server.extension.application import ExtensionApp
 from jupyter_server.services.contents.filemanager import (
@@ -17,16 +17,18 @@ from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, default
 
 from ._version import __version__
 from .actions import ActionRunner
+from .agents.adminpolicy import AdminPolicy, Policy
 from .agents.catalog import build_catalog
 from .agents.conversation import TurnLimits
-from .agents.conversations import Conversations
+from .agents.conversations import DEFAULT_CONTEXT_REFS, DEFAULT_MODE, Conversations
 from .agents.filereviews import FileReviews
 from .agents.files import SHELL_ASK, SHELL_POLICIES
 from .agents.host import ConversationsHost
 from .agents.policy import mcp_url
 from .agents.sandbox import AUTO, SANDBOX_MODES, Sandbox
+from .agents.store import ConversationStore
 from .approvals import Approvals
-from .callers import APPROVAL_MODES, NOTEBOOK_REFS, ExternalGrants
+from .callers import APPROVAL_MODES, CONTEXT_REFS, NOTEBOOK_REFS, ExternalGrants
 from .collaboration import live_cell_data
 from .dispatcher import Dispatcher
 from .edit_tool import NO_LIVE_DOCUMENT, EditHost, EditTool
@@ -201,6 +203,76 @@ class CopilotApp(ExtensionApp):
         """,
     )
 
+    allowed_agents = List(
+        Unicode(),
+        config=True,
+        help="""Agents that side-panel conversations may use, by id (policy).
+
+        Empty (the default): every configured or discovered agent. Otherwise only these are
+        offered in the Agent menu, and a conversation asking for another ends with
+        `not-permitted`. Ids that are not on offer are ignored with a warning at start.
+        See docs/admin.md ("Policy") for how a change in a JSON config file applies to
+        running conversations.
+        """,
+    )
+
+    allowed_modes = List(
+        Enum(APPROVAL_MODES),
+        default_value=list(APPROVAL_MODES),
+        config=True,
+        help="""Approval modes that side-panel conversations may use (policy).
+
+        A subset of `plan`, `interactive` (Ask before edits) and `autopilot`; default all.
+        Only these are offered in the mode menu; creating a conversation in another mode,
+        switching to one, or sending a message in one ends with `not-permitted`. Empty
+        allows no conversation at all.
+        """,
+    )
+
+    allowed_context_refs = List(
+        Enum(CONTEXT_REFS),
+        default_value=list(CONTEXT_REFS),
+        config=True,
+        help="""Context references that side-panel conversations may grant (policy).
+
+        A subset of `selected_cell`, `active_notebook`, `cell_outputs` and `files`; default
+        all. Only these are offered in the context menu; a conversation created with, changed
+        to, or sending a message with another ends with `not-permitted`, and an agent's
+        notebook read needing a reference no longer allowed ends with `blocked`.
+        """,
+    )
+
+    default_agent = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help="""The agent a new conversation starts with, by id.
+
+        None (the default): the first allowed agent on offer. An id that is not allowed or
+        not on offer falls back to the first allowed agent, with a warning at start.
+        """,
+    )
+
+    default_mode = Enum(
+        APPROVAL_MODES,
+        default_value=DEFAULT_MODE,
+        config=True,
+        help="""The approval mode a new conversation starts in.
+
+        Outside `allowed_modes`, new conversations start in the first allowed mode in the
+        order `plan`, `interactive`, `autopilot` (the strictest), with a warning at start.
+        """,
+    )
+
+    default_context_refs = List(
+        Enum(CONTEXT_REFS),
+        default_value=list(DEFAULT_CONTEXT_REFS),
+        config=True,
+        help="""The context references a new conversation starts with (and "Restore
+        defaults" brings back). References outside `allowed_context_refs` are left out, with
+        a warning at start.""",
+    )
+
     agent_shell = Enum(
         SHELL_POLICIES,
         default_value=SHELL_ASK,
@@ -252,7 +324,7 @@ class CopilotApp(ExtensionApp):
         min=1,
         config=True,
         help="""Archived conversations kept per person (read only, in the panel's list);
-        archiving one more forgets the oldest. Kept in memory only, until the server stops.""",
+        archiving one more forgets the oldest, in the conversation store too.""",
     )
 
     agent_line_max_bytes = Int(
@@ -295,6 +367,22 @@ class CopilotApp(ExtensionApp):
         this long is stopped to give its memory back, and the next message starts it again
         (it then no longer remembers the earlier messages, and the panel says so).
         0 keeps agents running until their conversation is archived or the server stops.
+        """,
+    )
+
+    conversations_db_path = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help="""The SQLite file where side-panel conversations are stored.
+
+        None (the default): `copilot/conversations.db` in the user's Jupyter data directory
+        (`jupyter --data-dir`). Transcripts (messages, replies, tool cards, notices) are
+        written as turns start and end and read back when the server starts, keyed by the
+        person, so they survive a restart; tokens are never written. An empty string keeps
+        conversations in memory only. A file that cannot be opened or written leaves them
+        in memory with a warning; a damaged file is moved aside (`.corrupt-<time>` suffix)
+        and a new one started.
         """,
     )
 
@@ -360,7 +448,9 @@ class CopilotApp(ExtensionApp):
             log=self.log,
         )
         self.kill_switch.start(self._on_kill_switch_change)
+        self.admin_policy = AdminPolicy(self._policy_traits, config_directories(self), self.log)
         self.conversations = self._build_conversations()
+        self.admin_policy.warn_about_defaults(list(self.conversations.catalog))
         self.pages = Pages(
             self.dispatcher, self.edit_tool, self.approvals, self.telemetry, self._welcome
         )
@@ -401,6 +491,8 @@ class CopilotApp(ExtensionApp):
         """Deny waiting approvals, stop the agents, end MCP sessions, stop watching files."""
         self.approvals.stop()
         await self.conversations.stop()
+        if self.conversations.host.store is not None:
+            self.conversations.host.store.close()
         await self.mcp.stop()
         self.kill_switch.stop()
 
@@ -444,6 +536,8 @@ class CopilotApp(ExtensionApp):
             sandbox=self.sandbox,
             our_tools=frozenset(d["name"] for d in self.mcp_tools.definitions),
             max_archived=lambda: self.agent_max_archived_conversations,
+            policy=self.admin_policy.current,
+            store=ConversationStore(self._conversations_db(), self.log),
             limits=lambda: TurnLimits(
                 reply_bytes=self.agent_reply_max_bytes,
                 events=self.agent_turn_max_events,
@@ -452,6 +546,23 @@ class CopilotApp(ExtensionApp):
             ),
         )
         return Conversations(host, catalog)
+
+    def _conversations_db(self) -> str | None:
+        """The conversation store's file; None keeps conversations in memory only."""
+        if self.conversations_db_path is None:
+            return os.path.join(jupyter_data_dir(), "copilot", "conversations.db")
+        return self.conversations_db_path or None
+
+    def _policy_traits(self) -> Policy:
+        """The policy as the traits say now (before the live JSON files narrow it)."""
+        return Policy(
+            agents=frozenset(self.allowed_agents) if self.allowed_agents else None,
+            modes=tuple(m for m in APPROVAL_MODES if m in self.allowed_modes),
+            context_refs=tuple(r for r in CONTEXT_REFS if r in self.allowed_context_refs),
+            wanted_agent=self.default_agent,
+            wanted_mode=self.default_mode,
+            wanted_context_refs=tuple(self.default_context_refs),
+        )
 
     def _welcome(self) -> dict[str, Any]:
         return {

@@ -197,7 +197,7 @@ def read_json_file(path: str, log: Logger | None = None) -> FileReading:
     else there (a FIFO, a folder, a dangling symlink, a huge file) is unusable: it engages.
     """
     try:
-        raw = _read_regular_file(path)
+        raw = read_regular_file(path)
     except (FileNotFoundError, NotADirectoryError):
         if os.path.lexists(path):
             _warn_unusable(log, path, "a symlink to nothing")
@@ -216,7 +216,7 @@ def read_json_file(path: str, log: Logger | None = None) -> FileReading:
     return reading
 
 
-def _read_regular_file(path: str) -> bytes:
+def read_regular_file(path: str) -> bytes:
     """The bytes of a regular file of at most `MAX_FILE_BYTES`; ValueError for anything else."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:

@@ -1,9 +1,7 @@
 """Real third-party ACP agents from npm, run offline against scripted model endpoints.
 
-The pinned packages are installed once per machine with ``npm install --prefix`` into
-``$XDG_CACHE_HOME`` (or ``~/.cache``) ``/jupyter-copilot-tests/npm-agents-<hash>``, where
-``<hash>`` names the pinned versions; a lock file keeps parallel runs from colliding and the
-install goes to a temporary sibling that is renamed into place only when it succeeded.
+The pinned packages are installed once per machine by `tests.npmcache` into
+``$XDG_CACHE_HOME`` (or ``~/.cache``) ``/jupyter-copilot-tests/npm-agents-<hash>``.
 
 Every run gets an environment of its own (``agent_env``): a private ``HOME``, placeholder API
 keys, the model's base URL on 127.0.0.1, no telemetry or auto-update, and proxies that point
@@ -13,20 +11,14 @@ at a closed local port so that any stray outside call fails fast.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
-import tempfile
-import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-import pytest
+from tests import npmcache
 
 #: The npm packages and the command each provides (``node_modules/.bin/<command>``).
 CLAUDE_PACKAGE = "@agentclientprotocol/claude-agent-acp"
@@ -55,67 +47,17 @@ DEAD_PROXY = "http://127.0.0.1:9"
 #: Set to a directory that already holds ``node_modules/.bin/<commands>`` to skip the install.
 AGENTS_DIR_ENV = "JUPYTER_COPILOT_NPM_AGENTS"
 
-INSTALL_TIMEOUT = 900
-
-
-def _unavailable(message: str) -> NoReturn:
-    """Fail on CI (a missing agent there is a broken machine), skip elsewhere."""
-    if os.environ.get("CI"):
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
-
-
 # -- installing ---------------------------------------------------------------------------
 
 
 def versions_hash(packages: dict[str, str] | None = None) -> str:
     """A short hash of the pinned ``package@version`` list (names the install directory)."""
-    spec = "\n".join(
-        f"{name}@{version}" for name, version in sorted((packages or PACKAGES).items())
-    )
-    return hashlib.sha256(spec.encode()).hexdigest()[:12]
-
-
-def cache_root() -> Path:
-    """``$XDG_CACHE_HOME/jupyter-copilot-tests`` (or ``~/.cache/...``)."""
-    root = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(root) / "jupyter-copilot-tests"
+    return npmcache.versions_hash(packages or PACKAGES)
 
 
 def install_dir(packages: dict[str, str] | None = None) -> Path:
     """Where the pinned packages live: ``<cache>/npm-agents-<hash>``."""
-    if os.environ.get(AGENTS_DIR_ENV):
-        return Path(os.environ[AGENTS_DIR_ENV])
-    return cache_root() / f"npm-agents-{versions_hash(packages)}"
-
-
-def _complete(directory: Path, packages: dict[str, str]) -> bool:
-    """Whether every package is installed at its pinned version in ``directory``."""
-    for name, version in packages.items():
-        manifest = directory / "node_modules" / name / "package.json"
-        try:
-            if json.loads(manifest.read_text(encoding="utf-8")).get("version") != version:
-                return False
-        except (OSError, ValueError):
-            return False
-    return True
-
-
-def npm_executable() -> str | None:
-    """``npm`` on ``PATH`` (with ``node`` next to it), or None."""
-    npm = shutil.which("npm")
-    return npm if npm and shutil.which("node") else None
-
-
-@contextlib.contextmanager
-def _lock(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return npmcache.install_dir("agents", packages or PACKAGES, AGENTS_DIR_ENV)
 
 
 def install_agents(packages: dict[str, str] | None = None) -> Path:
@@ -123,72 +65,15 @@ def install_agents(packages: dict[str, str] | None = None) -> Path:
 
     Skips (fails on CI) without ``npm``; fails when the install itself fails.
     """
-    packages = packages or PACKAGES
-    target = install_dir(packages)
-    if _complete(target, packages):
-        return target
-    if os.environ.get(AGENTS_DIR_ENV):
-        pytest.fail(f"${AGENTS_DIR_ENV}={target} lacks some of {sorted(packages)}", pytrace=False)
-    npm = npm_executable()
-    if npm is None:
-        _unavailable(
-            "the real ACP agent tests need Node.js and npm on PATH (node 20 or newer) to "
-            f"install {', '.join(f'{n}@{v}' for n, v in sorted(packages.items()))}"
-        )
-    with _lock(target.parent / f".{target.name}.lock"):
-        if _complete(target, packages):  # another process finished while we waited
-            return target
-        started = time.monotonic()
-        build = Path(tempfile.mkdtemp(prefix=f".{target.name}-build-", dir=target.parent))
-        try:
-            done = subprocess.run(
-                [
-                    npm,
-                    "install",
-                    "--prefix",
-                    str(build),
-                    "--no-audit",
-                    "--no-fund",
-                    "--loglevel=error",
-                    *(f"{name}@{version}" for name, version in sorted(packages.items())),
-                ],
-                capture_output=True,
-                text=True,
-                timeout=INSTALL_TIMEOUT,
-                check=False,
-            )
-            if done.returncode != 0 or not _complete(build, packages):
-                pytest.fail(
-                    "npm could not install the real ACP agents:\n"
-                    + (done.stdout + done.stderr)[-4000:],
-                    pytrace=False,
-                )
-            if target.exists():
-                shutil.rmtree(target)
-            build.rename(target)
-        finally:
-            shutil.rmtree(build, ignore_errors=True)
-        seconds = time.monotonic() - started
-        print(f"installed the real ACP agents in {target} in {seconds:.0f} s", file=sys.stderr)
-    return target
+    return npmcache.install_pinned(
+        "agents", packages or PACKAGES, "the real ACP agents", AGENTS_DIR_ENV
+    )
 
 
 def agent_command(name: str, directory: Path | None = None) -> list[str]:
-    """The argv that starts agent ``name`` (``claude``, ``gemini`` or ``codex``) over ACP.
-
-    The package's bin is run through ``node`` directly (its shebang would need ``node`` on
-    the agent's own ``PATH``).
-    """
-    package, command, extra = AGENTS[name]
-    directory = directory or install_agents()
-    script = directory / "node_modules" / ".bin" / command
-    if not script.exists():
-        pytest.fail(f"{script} is missing", pytrace=False)
-    target = script.resolve()
-    node = shutil.which("node")
-    if target.suffix in (".js", ".mjs", ".cjs") and node:
-        return [node, str(target), *extra]
-    return [str(target), *extra]
+    """The argv that starts agent ``name`` (``claude``, ``gemini`` or ``codex``) over ACP."""
+    _package, command, extra = AGENTS[name]
+    return [*npmcache.bin_command(directory or install_agents(), command), *extra]
 
 
 # -- the environment of one run -----------------------------------------------------------

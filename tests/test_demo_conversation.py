@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 
 from jupyter_copilot.context import source_hash
 from tests.conversations import api, create, end_of, reply_of, send
+from tests.eventually import eventually
 from tests.server import INVOKE
 from tests.test_conversations import next_of, open_notebook
 
@@ -17,9 +19,22 @@ UNDOCUMENTED = "def f(x):\n    return x  # canary-conv-41\n"
 
 
 @pytest.fixture
-def copilot_config() -> dict[str, Any]:
-    """No agent configured: the demo agent is what is offered."""
-    return {"discover_agents": False}
+def copilot_config(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """No agent configured: the demo agent is what is offered (or the test's settings)."""
+    return {"discover_agents": False, **getattr(request, "param", {})}
+
+
+#: The demo agent of this source tree, configured by hand: the offered one runs isolated
+#: (``python -I``) and so imports the installed package, which may be an older one.
+THIS_DEMO = {
+    "agents": {
+        "demo": {
+            "label": "Demo",
+            "command": [sys.executable, "-m", "jupyter_copilot.demo_agent"],
+            "env": {"PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+        }
+    }
+}
 
 
 async def test_the_demo_agent_is_offered_when_no_agent_is_configured(jp_fetch: Any) -> None:
@@ -75,3 +90,21 @@ async def test_ask_before_edits_the_demo_agent_proposes_docstrings_after_allow(
     assert "Plan mode" in reply_of(events)
     assert len([r for r in page.requests if r["action"] == INVOKE]) == 1
     page.close()
+
+
+@pytest.mark.parametrize("copilot_config", [THIS_DEMO], indirect=True)
+async def test_the_demo_agent_stopped_for_idleness_comes_back_with_its_session(
+    jp_fetch: Any, copilot: Any
+) -> None:
+    copilot.agent_idle_timeout_seconds = 0.5
+    conversation_id = await create(jp_fetch, chatOnly=True)
+    assert reply_of(await send(jp_fetch, conversation_id, "Reply with the word one")) == "one"
+    conversation = copilot.conversations.get("owner", conversation_id)
+    session, process = conversation.session_id, conversation.process
+    assert conversation.loads_sessions is True
+    await eventually(lambda: process.exited, "the idle demo agent to stop", 10)
+    events = await send(jp_fetch, conversation_id, "Reply with the word two")
+    # session/load brought the same session back: the panel does not say it starts fresh.
+    assert events[0]["restarted"] is False and reply_of(events) == "two"
+    assert not [e for e in events if e["type"] == "notice"]
+    assert conversation.process is not process and conversation.session_id == session

@@ -42,7 +42,8 @@ class AgentClient:
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
         """Stream reply text and tool calls into the running turn; hold the agent's mode."""
-        if session_id != self._conversation.session_id:
+        if session_id != self._conversation.session_id or self._conversation.loading_session:
+            # A session being loaded replays its history: the transcript holds it already.
             return
         if isinstance(update, CurrentModeUpdate):
             self._modes.changed(self._conversation, update.current_mode_id)

@@ -185,6 +185,29 @@ class Turn:
         events.append({"type": "end", "stopReason": self.stop_reason, "error": self.error})
         self.events = events
 
+    @classmethod
+    def restored(cls, data: dict[str, Any]) -> Turn:
+        """A turn read back from the store (``store.py``); one the server stopped during
+        ends with an error that says so."""
+        user = data.get("user")
+        user = user if isinstance(user, dict) else {}
+        turn = cls(str(user.get("text") or ""), _dict_or_none(user.get("attachment")))
+        turn.turn_id = str(data.get("turnId") or turn.turn_id)
+        turn.reply = [str(data.get("reply") or "")]
+        turn.notices = [str(n) for n in data.get("notices") or [] if isinstance(n, str)]
+        for call in data.get("toolCalls") or []:
+            if isinstance(call, dict) and isinstance(call.get("toolCallId"), str):
+                turn.tool_calls[call["toolCallId"]] = call
+        stop_reason = data.get("stopReason")
+        if isinstance(stop_reason, str):
+            turn.stop_reason = stop_reason
+            turn.error = data.get("error") if isinstance(data.get("error"), str) else None
+        else:
+            turn.stop_reason = ERROR
+            turn.error = "The server stopped during this reply."
+        turn._compact()
+        return turn
+
     def to_json(self) -> dict[str, Any]:
         """The turn as ``GET conversations/<id>`` shows it."""
         return {
@@ -196,6 +219,10 @@ class Turn:
             "stopReason": self.stop_reason,
             "error": self.error,
         }
+
+
+def _dict_or_none(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
 
 
 @dataclass
@@ -245,7 +272,12 @@ class Conversation:
     #: The page that sent the latest message: the agent's permission cards go there.
     page_id: str | None = None
     process: AgentProcess | None = None
+    #: The agent's ACP session id; kept in the store to bring the session back.
     session_id: str | None = None
+    #: Whether the agent announced ``loadSession`` when it last started.
+    loads_sessions: bool = False
+    #: While ``session/load`` runs: the agent replays history the panel already has.
+    loading_session: bool = False
     running: Turn | None = None
     task: asyncio.Task[None] | None = None
     #: Stops the agent process after a quiet period (``agent_idle_timeout_seconds``).
@@ -271,6 +303,16 @@ class Conversation:
             "archived": self.archived,
             "createdAt": self.created_at,
             "title": self.title,
+        }
+
+    def stored_json(self) -> dict[str, Any]:
+        """What the store keeps of the conversation besides its turns; never its token."""
+        return {
+            **self.to_json(),
+            "state": "idle",
+            "ref": self.ref,
+            "sessionId": self.session_id,
+            "loadsSessions": self.loads_sessions,
         }
 
     def detail_json(self) -> dict[str, Any]:

@@ -12,7 +12,14 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..callers import CONTEXT_REFS, CONVERSATION, INTERACTIVE, SELECTED_CELL, Caller
+from ..callers import (
+    APPROVAL_MODES,
+    CONTEXT_REFS,
+    CONVERSATION,
+    INTERACTIVE,
+    SELECTED_CELL,
+    Caller,
+)
 from ..refusals import Refusal
 from . import bodies
 from .catalog import AgentSpec
@@ -23,7 +30,8 @@ from .permissions import AgentModes
 from .processes import AgentProcesses
 from .turns import Turns
 
-#: What a new conversation starts with, and what "Restore defaults" brings back.
+#: What a new conversation starts with, and what "Restore defaults" brings back, unless the
+#: administrator configured other defaults (``CopilotApp.default_context_refs``, ...).
 DEFAULT_CONTEXT_REFS = (SELECTED_CELL,)
 DEFAULT_MODE = INTERACTIVE
 
@@ -54,48 +62,70 @@ class Conversations:
         self._stopped = False
         self.modes = AgentModes(host.log)
         self.processes = AgentProcesses(host, self.modes)
-        self.turns = Turns(host, self.processes, self.modes)
+        self.turns = Turns(host, self.processes, self.modes, self._save)
+        self._restore()
 
     # -- what the panel asks -----------------------------------------------------------------
 
     def agents_json(self) -> dict[str, Any]:
-        """The body of ``GET copilot/api/agents``."""
-        agents = [spec.to_json() for spec in self.catalog.values()]
+        """The body of ``GET copilot/api/agents``: only what the administrator's policy
+        allows is offered, and ``policy`` says what that is."""
+        policy = self.host.policy()
+        offered = list(self.catalog)
+        allowed = set(policy.allowed_agents(offered))
         return {
-            "agents": agents,
-            "defaultAgent": agents[0]["id"] if agents else None,
+            "agents": [spec.to_json() for spec in self.catalog.values() if spec.id in allowed],
+            "defaultAgent": policy.default_agent(offered),
             "contextRefs": [
                 {"id": ref, "label": _REF_TEXTS[ref][0], "allows": _REF_TEXTS[ref][1]}
-                for ref in CONTEXT_REFS
+                for ref in policy.context_refs
             ],
             "modes": [
-                {"id": mode, "label": label, "description": description}
-                for mode, (label, description) in _MODE_TEXTS.items()
+                {"id": mode, "label": _MODE_TEXTS[mode][0], "description": _MODE_TEXTS[mode][1]}
+                for mode in policy.modes
             ],
-            "defaults": {"contextRefs": list(DEFAULT_CONTEXT_REFS), "mode": DEFAULT_MODE},
+            "defaults": {
+                "contextRefs": policy.default_context_refs(),
+                "mode": policy.default_mode(),
+            },
+            "policy": policy.to_json(offered),
             "toolsEnabled": self.host.tools_enabled(),
             "sandbox": self.host.sandbox.to_json(),
         }
 
     def create(self, owner: str, user: Any, body: dict[str, Any]) -> Conversation:
-        """A new conversation; its agent starts at the first message."""
+        """A new conversation; its agent starts at the first message.
+
+        What the body leaves out comes from the policy's defaults; what it asks for outside
+        the policy ends ``not-permitted``.
+        """
         if not self.catalog:
             raise Refusal("invalid-input", "No agent is configured on this server.")
         settings = bodies.settings(body, self.catalog)
+        policy = self.host.policy()
+        agent_id = settings.agent_id or policy.default_agent(list(self.catalog))
+        mode = settings.mode or policy.default_mode()
+        if agent_id is None:
+            raise Refusal("not-permitted", "This server's administrator allows none of its agents.")
+        if mode is None:
+            raise Refusal("not-permitted", "This server's administrator allows no mode.")
+        context_refs = (
+            settings.context_refs
+            if settings.context_refs is not None
+            else policy.default_context_refs()
+        )
+        policy.check(agent_id, mode, context_refs)
         conversation = Conversation(
             owner=owner,
             user=user,
-            agent=self.catalog[settings.agent_id or next(iter(self.catalog))],
+            agent=self.catalog[agent_id],
             chat_only=bool(settings.chat_only),
-            context_refs=(
-                settings.context_refs
-                if settings.context_refs is not None
-                else list(DEFAULT_CONTEXT_REFS)
-            ),
-            mode=settings.mode or DEFAULT_MODE,
+            context_refs=context_refs,
+            mode=mode,
         )
         self._by_id[conversation.id] = conversation
         self._by_token[_token_key(conversation.token)] = conversation
+        self._save(conversation)
         return conversation
 
     def listed(self, owner: str) -> list[Conversation]:
@@ -114,6 +144,7 @@ class Conversations:
         """Change the mode or grants; the agent and Chat-only only before the first message."""
         self._writable(conversation)
         settings = bodies.settings(body, self.catalog)
+        self.host.policy().check(settings.agent_id, settings.mode, settings.context_refs)
         if conversation.started and (
             settings.agent_id not in (None, conversation.agent.id)
             or settings.chat_only not in (None, conversation.chat_only)
@@ -133,6 +164,7 @@ class Conversations:
             conversation.mode = settings.mode
         if settings.mode is not None or settings.chat_only is not None:
             self.modes.hold(conversation)
+        self._save(conversation)
 
     def by_token(self, token: str) -> Conversation | None:
         """The live conversation a bearer token belongs to, if any.
@@ -157,9 +189,20 @@ class Conversations:
         message: bodies.Message,
         may_read_files: bool = False,
         may_write_files: bool = False,
+        user: Any = None,
     ) -> Turn:
-        """Start a turn with the person's message (``Turns.send``)."""
+        """Start a turn with the person's message (``Turns.send``).
+
+        ``user`` is the Jupyter user sending it: a conversation read back from the store
+        learns here whom its agent's tool calls act as.
+        """
         self._writable(conversation)
+        if conversation.user is None:
+            conversation.user = user
+        # The policy may have been tightened since the conversation was set up.
+        self.host.policy().check(
+            conversation.agent.id, conversation.mode, conversation.context_refs
+        )
         return await self.turns.send(conversation, message, may_read_files, may_write_files)
 
     async def cancel(self, conversation: Conversation) -> bool:
@@ -169,13 +212,15 @@ class Conversations:
     def caller(
         self, conversation: Conversation, may_write: Callable[[], Awaitable[bool]]
     ) -> Caller:
-        """A side-panel agent's caller, with its conversation's grants and mode now."""
+        """A side-panel agent's caller, with its conversation's grants and mode now, as far
+        as the policy allows them now (a tightened policy applies to the next tool call)."""
+        policy = self.host.policy()
         return Caller(
             kind=CONVERSATION,
             principal=conversation.owner,
             agent=conversation.agent.id,
-            context_refs=frozenset(conversation.context_refs),
-            approval_mode=conversation.mode,
+            context_refs=frozenset(conversation.context_refs) & set(policy.context_refs),
+            approval_mode=policy.caller_mode(conversation.mode),
             may_write=may_write,
             scope=conversation.id,
         )
@@ -190,7 +235,13 @@ class Conversations:
         await self.processes.end(conversation)
         for turn in conversation.turns:
             turn.release()
+        self._save(conversation)
         self._forget_oldest_archived(conversation.owner)
+
+    async def delete(self, conversation: Conversation) -> None:
+        """Delete: end the conversation as archiving does, and forget it, in the store too."""
+        await self.archive(conversation)
+        self._forget(conversation)
 
     def _forget_oldest_archived(self, owner: str) -> None:
         """Keep at most ``max_archived`` archived conversations of a person."""
@@ -199,13 +250,85 @@ class Conversations:
             key=lambda c: c.archived_at,
         )
         for old in archived[: max(0, len(archived) - self.host.max_archived())]:
-            del self._by_id[old.id]
+            self._forget(old)
+
+    def _forget(self, conversation: Conversation) -> None:
+        self._by_id.pop(conversation.id, None)
+        if self.host.store is not None:
+            self.host.store.delete(conversation.owner, conversation.id)
 
     async def stop(self) -> None:
         """The server is stopping: end every turn and stop every agent, and wait."""
         self._stopped = True
         self._by_token.clear()
         await asyncio.gather(*(self.processes.end(c) for c in self._by_id.values()))
+
+    # -- the store ---------------------------------------------------------------------------
+
+    def stored(self) -> bool:
+        """Whether conversations are being stored (the store opened and writes work)."""
+        return self.host.store is not None and self.host.store.available
+
+    def _save(self, conversation: Conversation, turn: Turn | None = None) -> None:
+        """Write the conversation's settings, and the turn if given, to the store."""
+        store = self.host.store
+        if store is None:
+            return
+        rows = [] if turn is None else [(conversation.turns.index(turn), turn.to_json())]
+        store.save(conversation.owner, conversation.stored_json(), rows)
+
+    def _restore(self) -> None:
+        """Read the stored conversations back (the server starts)."""
+        store = self.host.store
+        if store is None:
+            return
+        for stored in store.load():
+            conversation = self._restored(stored.owner, stored.data, stored.turns)
+            if conversation is None:
+                continue
+            self._by_id[conversation.id] = conversation
+            if not conversation.archived:
+                self._by_token[_token_key(conversation.token)] = conversation
+        for owner in {c.owner for c in self._by_id.values()}:
+            self._forget_oldest_archived(owner)
+
+    def _restored(
+        self, owner: str, data: dict[str, Any], turns: list[dict[str, Any]]
+    ) -> Conversation | None:
+        """A conversation as stored; one whose agent is no longer on offer is archived."""
+        conversation_id = data.get("id")
+        if not isinstance(conversation_id, str) or conversation_id in self._by_id:
+            return None
+        agent = self.catalog.get(str(data.get("agentId")))
+        gone = agent is None
+        if agent is None:
+            label = str(data.get("agentLabel") or data.get("agentId") or "Agent")
+            agent = AgentSpec(id=str(data.get("agentId")), label=label, description="", command=())
+        refs = data.get("contextRefs")
+        conversation = Conversation(
+            owner=owner,
+            user=None,
+            agent=agent,
+            chat_only=bool(data.get("chatOnly")),
+            context_refs=[r for r in CONTEXT_REFS if isinstance(refs, list) and r in refs],
+            mode=data["mode"] if data.get("mode") in APPROVAL_MODES else DEFAULT_MODE,
+            id=conversation_id,
+            archived=bool(data.get("archived")) or gone,
+            title=data.get("title") if isinstance(data.get("title"), str) else None,
+            tools_offered=data.get("toolsOffered")
+            if isinstance(data.get("toolsOffered"), bool)
+            else None,
+            session_id=data.get("sessionId") if isinstance(data.get("sessionId"), str) else None,
+            loads_sessions=data.get("loadsSessions") is True,
+        )
+        if isinstance(data.get("createdAt"), str):
+            conversation.created_at = data["createdAt"]
+        if isinstance(data.get("ref"), str):
+            conversation.ref = data["ref"]
+        # Archived ones are forgotten oldest first; the order they were created will do.
+        conversation.archived_at = time.monotonic() if conversation.archived else 0.0
+        conversation.turns = [Turn.restored(t) for t in turns if isinstance(t, dict)]
+        return conversation
 
     # -- internals ---------------------------------------------------------------------------
 

@@ -51,9 +51,17 @@ class ConversationsHandler(_ConversationHandler):
     @authorized("execute")
     @gated(FEATURE)
     def get(self) -> None:
-        """The person's conversations, newest first."""
+        """The person's conversations, newest first, each with its turns; ``stored`` says
+        whether they last beyond a server restart."""
         listed = self.conversations.listed(self.principal)
-        self.reply({"conversations": [c.to_json() for c in listed]})
+        self.reply(
+            {
+                "conversations": [
+                    {**c.to_json(), "turns": [t.to_json() for t in c.turns]} for c in listed
+                ],
+                "stored": self.conversations.stored(),
+            }
+        )
 
     @web.authenticated
     @authorized("execute")
@@ -67,7 +75,7 @@ class ConversationsHandler(_ConversationHandler):
 
 
 class ConversationHandler(_ConversationHandler):
-    """``GET``/``PATCH copilot/api/conversations/<id>``."""
+    """``GET``/``PATCH``/``DELETE copilot/api/conversations/<id>``."""
 
     @web.authenticated
     @authorized("execute")
@@ -84,6 +92,15 @@ class ConversationHandler(_ConversationHandler):
         conversation = self._conversation(conversation_id)
         self.conversations.patch(conversation, self.json_body())
         self.reply({"conversation": conversation.to_json()})
+
+    @web.authenticated
+    @authorized("execute")
+    @gated(FEATURE)
+    async def delete(self, conversation_id: str) -> None:
+        """Delete: the turn stops, the agent stops, and the conversation is forgotten,
+        in the store too."""
+        await self.conversations.delete(self._conversation(conversation_id))
+        self.reply({"deleted": True})
 
 
 class MessagesHandler(_ConversationHandler):
@@ -105,6 +122,7 @@ class MessagesHandler(_ConversationHandler):
             message,
             may_read_files=await self.may("read"),
             may_write_files=await self.may("write"),
+            user=self.current_user,
         )
         self.set_header("Content-Type", "application/x-ndjson; charset=UTF-8")
         self.set_header("Cache-Control", "no-store")

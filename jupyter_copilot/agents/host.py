@@ -8,11 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..approvals import Approvals
+from ..callers import APPROVAL_MODES, CONTEXT_REFS
 from ..dispatcher import Dispatcher
 from ..telemetry import Telemetry
+from .adminpolicy import Policy
 from .conversation import TurnLimits
 from .filereviews import FileReviews
 from .sandbox import Sandbox
+from .store import ConversationStore
 
 
 @dataclass
@@ -45,3 +48,9 @@ class ConversationsHost:
     limits: Callable[[], TurnLimits] = TurnLimits
     #: How many archived conversations each person keeps, as configured now.
     max_archived: Callable[[], int] = lambda: 50
+    #: Where conversations last (``store.py``); None keeps them in memory only.
+    store: ConversationStore | None = None
+    #: The administrator's policy now (``adminpolicy.py``); by default everything is allowed.
+    policy: Callable[[], Policy] = lambda: Policy(
+        agents=None, modes=APPROVAL_MODES, context_refs=CONTEXT_REFS
+    )

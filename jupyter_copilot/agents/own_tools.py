@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +45,7 @@ from acp.schema import (
 
 from ..approvals import Approvals
 from ..bridge import PageSession
+from ..callers import CONTEXT_REFS
 from ..dispatcher import Dispatcher
 from ..refusals import Refusal
 from . import files
@@ -85,6 +86,11 @@ class OwnToolsHost:
     shell_timeout: Callable[[], float]
     #: The names of our MCP tools, which hold every call to the mode themselves.
     our_tools: frozenset[str] = frozenset()
+    #: The context references the administrator's policy allows now (``adminpolicy.py``).
+    allowed_refs: Callable[[], Iterable[str]] = lambda: CONTEXT_REFS
+    #: The mode a call runs in under the policy now: Plan when the conversation's mode is no
+    #: longer allowed.
+    allowed_mode: Callable[[str], str] = lambda mode: mode
 
 
 def _refused(refusal: Refusal) -> acp.RequestError:
@@ -97,6 +103,15 @@ class OwnTools:
     def __init__(self, host: OwnToolsHost, conversation: Conversation) -> None:
         self.host = host
         self.conversation = conversation
+
+    def _refs(self) -> list[str]:
+        """The conversation's context references, as far as the policy allows them now."""
+        allowed = set(self.host.allowed_refs())
+        return [r for r in self.conversation.context_refs if r in allowed]
+
+    def _mode(self) -> str:
+        """The conversation's mode, or Plan if the policy no longer allows it."""
+        return self.host.allowed_mode(self.conversation.mode)
 
     # -- files ------------------------------------------------------------------------------
 
@@ -112,7 +127,7 @@ class OwnTools:
                 # Agents read a file before they write it; a new file reads as empty, which
                 # tells no more than that it is not there.
                 return ReadTextFileResponse(content="")
-            refusal = files.read_refusal(c.chat_only, c.context_refs)
+            refusal = files.read_refusal(c.chat_only, self._refs())
             if refusal is None and not c.may_read_files:
                 refusal = Refusal("blocked", "You may not read files on this server.")
             if refusal is not None:
@@ -129,7 +144,7 @@ class OwnTools:
         try:
             self._check_switch()
             api_path = self._resolve(path)
-            refusal = files.write_refusal(c.chat_only, c.mode)
+            refusal = files.write_refusal(c.chat_only, self._mode())
             if refusal is None and not c.may_write_files:
                 refusal = Refusal("read-only", "You may not write files on this server.")
             if refusal is not None:
@@ -167,7 +182,7 @@ class OwnTools:
         c = self.conversation
         try:
             self._check_switch()
-            refusal = files.shell_refusal(c.chat_only, c.mode, self.host.shell_policy())
+            refusal = files.shell_refusal(c.chat_only, self._mode(), self.host.shell_policy())
             if refusal is not None:
                 raise refusal
             if not isinstance(command, str) or not command.strip():
@@ -246,7 +261,7 @@ class OwnTools:
             tool_call.title, kind, self.host.our_tools, MCP_SERVER_NAME
         ):
             return _allow_once(options)
-        if engaged or files.rejects_at_once(c.chat_only, c.mode, kind):
+        if engaged or files.rejects_at_once(c.chat_only, self._mode(), kind):
             why = (
                 "Copilot tools are turned off"
                 if engaged

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Any
 
 import acp
 
@@ -21,6 +22,12 @@ from .own_tools import OwnTools, OwnToolsHost
 from .permissions import AgentModes
 from .policy import mcp_servers
 from .process import AgentProcess, AgentStartError
+
+#: What the person is told when the agent cannot bring its earlier session back.
+FRESH_SESSION = (
+    "{agent} could not bring back its earlier session: it starts fresh and no longer "
+    "remembers the earlier messages."
+)
 
 #: How long an agent offered our tools may take to connect before the panel says it did not.
 CONNECT_GRACE_SECONDS = 10.0
@@ -49,6 +56,8 @@ class AgentProcesses:
                 shell_policy=self.host.shell_policy,
                 shell_timeout=self.host.shell_timeout,
                 our_tools=self.host.our_tools,
+                allowed_refs=lambda: self.host.policy().context_refs,
+                allowed_mode=lambda mode: self.host.policy().caller_mode(mode),
             ),
             conversation,
         )
@@ -68,14 +77,27 @@ class AgentProcesses:
         servers = mcp_servers(
             bool(conversation.tools_offered), self.host.mcp_url(), conversation.token
         )
-        try:
-            session = await process.call(
-                process.conn.new_session(cwd=self.host.cwd, mcp_servers=servers), 60.0
-            )
-        except (asyncio.TimeoutError, acp.RequestError) as e:
-            await process.stop()
-            raise AgentStartError(f"{conversation.agent.label} could not open a session.") from e
-        conversation.session_id = session.session_id
+        caps = process.init.agent_capabilities if process.init is not None else None
+        # The turn said the agent would come back with its session (``Turns.send``).
+        expected = conversation.loads_sessions and conversation.session_id is not None
+        conversation.loads_sessions = bool(caps is not None and caps.load_session)
+        session: Any = None
+        if conversation.loads_sessions and conversation.session_id is not None:
+            session = await self._load(conversation, process, servers)
+        elif expected and conversation.running is not None:
+            # The agent no longer offers session/load (another version, say).
+            conversation.running.notice(FRESH_SESSION.format(agent=conversation.agent.label))
+        if session is None:
+            try:
+                session = await process.call(
+                    process.conn.new_session(cwd=self.host.cwd, mcp_servers=servers), 60.0
+                )
+            except (asyncio.TimeoutError, acp.RequestError) as e:
+                await process.stop()
+                raise AgentStartError(
+                    f"{conversation.agent.label} could not open a session."
+                ) from e
+            conversation.session_id = session.session_id
         if conversation.tools_offered and not conversation.tools_attached:
             self._background.add(asyncio.ensure_future(self._check_attached(conversation)))
         modes = session.modes
@@ -89,6 +111,30 @@ class AgentProcesses:
                 f"{conversation.agent.label} offers no mode in which it asks before acting; "
                 "it cannot be used here."
             )
+
+    async def _load(
+        self, conversation: Conversation, process: AgentProcess, servers: list[Any]
+    ) -> Any:
+        """Bring the agent's earlier session back (ACP ``session/load``); None if it cannot,
+        and then the person is told that the agent starts fresh."""
+        assert process.conn is not None and conversation.session_id is not None
+        conversation.loading_session = True
+        try:
+            return await process.call(
+                process.conn.load_session(
+                    cwd=self.host.cwd, session_id=conversation.session_id, mcp_servers=servers
+                ),
+                60.0,
+            )
+        except (asyncio.TimeoutError, acp.RequestError):
+            self.host.log.info(
+                "Copilot agent '%s' could not load its earlier session", conversation.agent.id
+            )
+            if conversation.running is not None:
+                conversation.running.notice(FRESH_SESSION.format(agent=conversation.agent.label))
+            return None
+        finally:
+            conversation.loading_session = False
 
     def stop_when_idle(self, conversation: Conversation) -> None:
         """Stop the agent once it has been idle for the configured time."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from typing import Any
 
 import acp
@@ -32,11 +33,17 @@ class Turns:
     """Runs the turns of a server's conversations."""
 
     def __init__(
-        self, host: ConversationsHost, processes: AgentProcesses, modes: AgentModes
+        self,
+        host: ConversationsHost,
+        processes: AgentProcesses,
+        modes: AgentModes,
+        saved: Callable[[Conversation, Turn], None] = lambda c, t: None,
     ) -> None:
         self.host = host
         self.processes = processes
         self.modes = modes
+        #: Writes the conversation and the turn to the store, as the turn starts and ends.
+        self.saved = saved
 
     async def send(
         self,
@@ -82,8 +89,13 @@ class Turns:
                 conversation.chat_only, conversation.context_refs
             )
         process = conversation.process
-        # A crashed or stopped agent starts again without the conversation's history.
-        turn.restarted = process is not None and process.exited
+        # A crashed or stopped agent (idle, or a server restart) starts again without the
+        # conversation's history, unless it can load its earlier session (``session/load``).
+        turn.restarted = (
+            conversation.session_id is not None
+            and (process is None or process.exited)
+            and not conversation.loads_sessions
+        )
         turn.emit(
             {
                 "type": "turn",
@@ -99,6 +111,7 @@ class Turns:
         blocks = prompt_blocks(message.text, cell, language)
         if conversation.idle is not None:
             conversation.idle.cancel()
+        self.saved(conversation, turn)
         conversation.task = asyncio.ensure_future(self._run(conversation, turn, blocks))
         return turn
 
@@ -218,6 +231,7 @@ class Turns:
                 tool_calls=len(turn.tool_calls),
                 latency_ms=(time.monotonic() - started) * 1000,
             )
+            self.saved(conversation, turn)
 
     async def _cut_short(self, conversation: Conversation, prompt: asyncio.Future[Any]) -> None:
         """Cancel the agent's turn; stop the agent if it does not end within the grace."""

@@ -267,7 +267,6 @@ class DemoAgent(acp.Agent):
 
     # Without these the protocol's empty bodies would answer ``null`` instead of an error.
     authenticate = _unsupported("authenticate")
-    load_session = _unsupported("session/load")
     list_sessions = _unsupported("session/list")
     set_session_mode = _unsupported("session/set_mode")
     set_config_option = _unsupported("session/set_config_option")
@@ -294,11 +293,11 @@ class DemoAgent(acp.Agent):
         client_info: Any = None,
         **kwargs: Any,
     ) -> acp.InitializeResponse:
-        """Announce embedded context (attached cells) and HTTP MCP servers."""
+        """Announce embedded context (attached cells), HTTP MCP servers and loading a session."""
         return acp.InitializeResponse(
             protocol_version=acp.PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
-                load_session=False,
+                load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True),
             ),
@@ -325,6 +324,26 @@ class DemoAgent(acp.Agent):
             turn = Turn(self._client, session_id, mcp, self.chunk_delay)
             self._background.add(asyncio.ensure_future(self._list_tools(turn)))
         return acp.NewSessionResponse(session_id=session_id)
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> acp.LoadSessionResponse:
+        """Open an earlier session again by its id (ACP ``session/load``).
+
+        The demo's replies never depend on earlier messages, so a session is only its MCP
+        server: there is no history to replay, and loading one is exact.
+        """
+        mcp = choose_mcp_server(mcp_servers)
+        self._sessions[session_id] = _Session(mcp)
+        if mcp is not None and self._client is not None:
+            turn = Turn(self._client, session_id, mcp, self.chunk_delay)
+            self._background.add(asyncio.ensure_future(self._list_tools(turn)))
+        return acp.LoadSessionResponse()
 
     async def _list_tools(self, turn: Turn) -> None:
         try:

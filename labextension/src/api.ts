@@ -251,14 +251,32 @@ export interface IModeInfo {
 }
 
 /**
- * The reply of `GET copilot/api/agents`.
+ * What the server's administrator allows conversations to use
+ * (docs/admin.md, "Policy"). The lists of {@link IAgentsInfo} already hold
+ * only what is allowed; a choice outside them is refused with
+ * `not-permitted`.
+ */
+export interface IPolicyInfo {
+  allowedAgents: string[];
+  allowedModes: ApprovalMode[];
+  allowedContextRefs: ContextRef[];
+  /** Whether the administrator narrowed any of the three. */
+  restricted: boolean;
+}
+
+/**
+ * The reply of `GET copilot/api/agents`: only the agents, context references
+ * and modes the administrator's policy allows.
  */
 export interface IAgentsInfo {
   agents: IAgent[];
   defaultAgent: string | null;
   contextRefs: IContextRefInfo[];
   modes: IModeInfo[];
-  defaults: { contextRefs: ContextRef[]; mode: ApprovalMode };
+  /** `mode` is `null` when the policy allows no mode at all. */
+  defaults: { contextRefs: ContextRef[]; mode: ApprovalMode | null };
+  /** The administrator's policy; absent from older servers. */
+  policy?: IPolicyInfo;
   /** Whether the server lets agents have tools at all. */
   toolsEnabled: boolean;
   /** The sandbox of the agents' processes; absent from older servers. */
@@ -457,8 +475,10 @@ export class CopilotApi {
   createConversation(
     settings: IConversationSettings
   ): Promise<Outcome<IConversation>> {
+    // No mode (the policy allows none): the server answers `not-permitted`.
+    const { mode, ...rest } = settings;
     return Private.conversationOf(
-      this._json('POST', 'conversations', settings)
+      this._json('POST', 'conversations', mode ? settings : rest)
     );
   }
 

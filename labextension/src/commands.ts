@@ -4,6 +4,7 @@
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import type { TranslationBundle } from '@jupyterlab/translation';
 
 import { ContextModel } from './contextmodel';
 import { copilotIcon } from './icons';
@@ -34,17 +35,21 @@ export namespace CommandIDs {
  * @param panel - The Copilot panel of this page.
  * @param notebooks - The open notebooks, for the cell to ask about.
  * @param palette - The command palette, when there is one.
+ * @param trans - The words of the commands, in the person's language.
  */
 export function addCommands(
   app: JupyterFrontEnd,
   panel: CopilotPanel,
   notebooks: INotebookTracker,
-  palette: ICommandPalette | null
+  palette: ICommandPalette | null,
+  trans: TranslationBundle
 ): void {
+  const category = trans.__('Copilot');
   app.commands.addCommand(CommandIDs.attachCell, {
-    label: 'Attach Cell to Copilot',
-    caption:
-      'Show the Copilot panel and attach the selected cell, so that the conversation may read it and propose an edit to it.',
+    label: trans.__('Attach Cell to Copilot'),
+    caption: trans.__(
+      'Show the Copilot panel and attach the selected cell, so that the conversation may read it and propose an edit to it.'
+    ),
     icon: copilotIcon,
     execute: async () => {
       // Activating never clears the panel; a refresh brings the selection.
@@ -54,10 +59,10 @@ export function addCommands(
     }
   });
   app.commands.addCommand(CommandIDs.newConversation, {
-    label: 'New Copilot Conversation',
-    caption:
-      'Archive the current conversation (it stays under Earlier conversations) and start a new ' +
-      'one.',
+    label: trans.__('New Copilot Conversation'),
+    caption: trans.__(
+      'Archive the current conversation (it stays under Earlier conversations) and start a new one.'
+    ),
     icon: copilotIcon,
     execute: async args => {
       app.shell.activateById(panel.id);
@@ -68,9 +73,10 @@ export function addCommands(
     }
   });
   app.commands.addCommand(CommandIDs.askAboutCell, {
-    label: 'Ask Copilot About This Cell',
-    caption:
-      'Select this cell and attach it to the current Copilot conversation.',
+    label: trans.__('Ask Copilot About This Cell'),
+    caption: trans.__(
+      'Select this cell and attach it to the current Copilot conversation.'
+    ),
     icon: copilotIcon,
     execute: async () => {
       const target = Private.targetCell(app, notebooks);
@@ -86,12 +92,9 @@ export function addCommands(
       return attached;
     }
   });
-  palette?.addItem({ command: CommandIDs.attachCell, category: 'Copilot' });
-  palette?.addItem({ command: CommandIDs.askAboutCell, category: 'Copilot' });
-  palette?.addItem({
-    command: CommandIDs.newConversation,
-    category: 'Copilot'
-  });
+  palette?.addItem({ command: CommandIDs.attachCell, category });
+  palette?.addItem({ command: CommandIDs.askAboutCell, category });
+  palette?.addItem({ command: CommandIDs.newConversation, category });
   app.contextMenu.addItem({
     command: CommandIDs.askAboutCell,
     selector: '.jp-Notebook .jp-Cell',

@@ -1,6 +1,7 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { IDisposable } from '@lumino/disposable';
 import { Debouncer } from '@lumino/polling';
 import { ISignal, Signal } from '@lumino/signaling';
@@ -27,6 +28,7 @@ export class ContextModel implements IDisposable {
   constructor(options: ContextModel.IOptions) {
     this._pageId = options.pageId;
     this._api = options.api;
+    this._trans = options.trans;
   }
 
   /**
@@ -136,12 +138,12 @@ export class ContextModel implements IDisposable {
     );
     let next: ContextModel.IContext;
     if (!outcome.error) {
-      next = Private.parse(outcome.result.customContext);
+      next = Private.parse(outcome.result.customContext, this._trans);
     } else if (ClientCodes.isOwn(outcome.error)) {
       next = {
         viewState: null,
         cell: null,
-        message: 'The Copilot server cannot be reached.'
+        message: this._trans.__('The Copilot server cannot be reached.')
       };
     } else {
       next = { viewState: null, cell: null, message: outcome.error.message };
@@ -180,6 +182,7 @@ export class ContextModel implements IDisposable {
 
   private _pageId: string;
   private _api: CopilotApi;
+  private _trans: TranslationBundle;
   private _context: ContextModel.IContext | null = null;
   private _attachment: ContextModel.IAttachment | null = null;
   private _seq = 0;
@@ -205,6 +208,8 @@ export namespace ContextModel {
     pageId: string;
     /** The client of the server's API. */
     api: CopilotApi;
+    /** The words of the panel, in the person's language. */
+    trans: TranslationBundle;
   }
 
   /**
@@ -246,7 +251,10 @@ namespace Private {
   /**
    * Reduce the server's entries to what the panel shows, dropping source.
    */
-  export function parse(entries: IContextEntry[]): ContextModel.IContext {
+  export function parse(
+    entries: IContextEntry[],
+    trans: TranslationBundle
+  ): ContextModel.IContext {
     const view = entries.find(e => e.name === 'notebook_view_state');
     const sel = entries.find(e => e.name === 'notebook_selected_cell') as
       IContextEntry<ISelectedCellValue> | undefined;
@@ -258,7 +266,7 @@ namespace Private {
         artifactId: v.artifactId,
         cellId: v.cellId,
         cellType: v.cellType,
-        label: sel.reference?.label ?? `Selected ${v.cellType} cell`,
+        label: sel.reference?.label ?? trans.__('Selected %1 cell', v.cellType),
         lineCount:
           source === null
             ? null

@@ -11,6 +11,12 @@ import { PageConfig } from '@jupyterlab/coreutils';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import { ServerConnection } from '@jupyterlab/services';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+import {
+  ITranslator,
+  nullTranslator,
+  TranslationBundle
+} from '@jupyterlab/translation';
 import { UUID } from '@lumino/coreutils';
 
 import { Actions, CopilotApi } from './api';
@@ -25,6 +31,7 @@ import { liveCellReader } from './livecells';
 import { readLiveContext } from './livestate';
 import { compileMatcher, matchesPage, pagePath } from './matcher';
 import { CopilotPanel } from './panel';
+import { Preferences } from './preferences';
 import { readCells } from './readcells';
 import { ReviewManager } from './review/manager';
 import { ContextSnapshot } from './snapshot';
@@ -40,16 +47,39 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'The Copilot side panel and the page bridge of jupyter-copilot.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ICommandPalette, IEditorLanguageRegistry, IRenderMimeRegistry],
+  optional: [
+    ICommandPalette,
+    IEditorLanguageRegistry,
+    IRenderMimeRegistry,
+    ISettingRegistry,
+    ITranslator
+  ],
   activate: (
     app: JupyterFrontEnd,
     notebooks: INotebookTracker,
     palette: ICommandPalette | null,
     languages: IEditorLanguageRegistry | null,
-    rendermime: IRenderMimeRegistry | null
+    rendermime: IRenderMimeRegistry | null,
+    settings: ISettingRegistry | null,
+    translator: ITranslator | null
   ): void => {
-    // Never hold up the application start on the server round trip.
-    void Private.start(app, notebooks, palette, languages, rendermime);
+    const trans = (translator ?? nullTranslator).load('jupyter_copilot');
+    const preferences = new Preferences();
+    // Never hold up the application start on the server round trip, nor on
+    // the settings: until they load, the schema's defaults apply.
+    settings
+      ?.load(plugin.id)
+      .then(s => preferences.connect(s))
+      .catch(() => undefined);
+    void Private.start({
+      app,
+      notebooks,
+      palette,
+      languages,
+      rendermime,
+      trans,
+      preferences
+    });
   }
 };
 
@@ -57,15 +87,26 @@ export default plugin;
 
 namespace Private {
   /**
+   * What the plugin hands {@link start}.
+   */
+  export interface IStartOptions {
+    app: JupyterFrontEnd;
+    notebooks: INotebookTracker;
+    palette: ICommandPalette | null;
+    languages: IEditorLanguageRegistry | null;
+    rendermime: IRenderMimeRegistry | null;
+    /** The words of the panel, in the person's language. */
+    trans: TranslationBundle;
+    /** The person's preferences, live from the settings registry. */
+    preferences: Preferences;
+  }
+
+  /**
    * Read the manifest and, when the feature is on, wire everything up.
    */
-  export async function start(
-    app: JupyterFrontEnd,
-    notebooks: INotebookTracker,
-    palette: ICommandPalette | null,
-    languages: IEditorLanguageRegistry | null,
-    rendermime: IRenderMimeRegistry | null
-  ): Promise<void> {
+  export async function start(options: IStartOptions): Promise<void> {
+    const { app, notebooks, palette, languages, rendermime, trans } = options;
+    const preferences = options.preferences;
     const serverSettings =
       app.serviceManager?.serverSettings ?? ServerConnection.makeSettings();
     const api = new CopilotApi(serverSettings);
@@ -103,12 +144,19 @@ namespace Private {
     }));
 
     // The models live as long as the page; the views are handed them.
-    const context = new ContextModel({ pageId, api });
-    const approvals = new ApprovalModel({ bridge, notebooks, api });
+    const context = new ContextModel({ pageId, api, trans });
+    const approvals = new ApprovalModel({ bridge, notebooks, api, trans });
     const cellLabel = (a: ContextModel.IAttachment) =>
-      Private.cellLabel(notebooks, a);
-    const chat = new ChatModel({ pageId, context, cellLabel, api });
-    const archive = new ArchiveModel({ api });
+      Private.cellLabel(notebooks, a, trans);
+    const chat = new ChatModel({
+      pageId,
+      context,
+      cellLabel,
+      api,
+      trans,
+      preferences
+    });
+    const archive = new ArchiveModel({ api, trans });
     const panel = new CopilotPanel({
       pageId,
       tracker,
@@ -118,11 +166,13 @@ namespace Private {
       chat,
       archive,
       cellLabel,
-      rendermime
+      rendermime,
+      trans,
+      preferences
     });
     panel.node.dataset.pageMatch = String(pageMatches(page.match, url()));
     app.shell.add(panel, 'right', { rank: 600 });
-    addCommands(app, panel, notebooks, palette);
+    addCommands(app, panel, notebooks, palette, trans);
 
     // Edit proposals run on the main thread, never from a published snapshot:
     // they need the live cell widgets and open a review.
@@ -131,13 +181,20 @@ namespace Private {
       notebooks,
       bridge,
       languages,
-      onChange: () => context.scheduleRefresh()
+      onChange: () => context.scheduleRefresh(),
+      trans
     });
     bridge.registerAction(Actions.editCellInvoke, data => reviews.invoke(data));
     bridge.registerAction(Actions.editCellAbort, data => reviews.abort(data));
     // Proposals to write other files open as tabs of their own; only the
     // server writes, once the person keeps one.
-    new FileReviewManager({ shell: app.shell, bridge, languages, api });
+    new FileReviewManager({
+      shell: app.shell,
+      bridge,
+      languages,
+      api,
+      trans
+    });
     bridge.connect();
 
     await app.restored;
@@ -151,7 +208,8 @@ namespace Private {
    */
   export function cellLabel(
     notebooks: INotebookTracker,
-    a: ContextModel.IAttachment
+    a: ContextModel.IAttachment,
+    trans: TranslationBundle
   ): string {
     // The current notebook first: a copied notebook repeats cell ids.
     const panels = [notebooks.currentWidget];
@@ -161,11 +219,13 @@ namespace Private {
       for (let i = 0; cells && i < cells.length; i++) {
         const cell = cells.get(i);
         if (cell.id === a.cellId) {
-          return `${cell.type === 'markdown' ? 'Markdown' : 'Code'} cell ${i + 1}`;
+          return cell.type === 'markdown'
+            ? trans.__('Markdown cell %1', i + 1)
+            : trans.__('Code cell %1', i + 1);
         }
       }
     }
-    return 'Attached cell';
+    return trans.__('Attached cell');
   }
 
   /**

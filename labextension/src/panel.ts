@@ -3,6 +3,7 @@
 
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { SidePanel } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
 import { Panel, Widget } from '@lumino/widgets';
@@ -16,6 +17,7 @@ import type { ContextModel } from './contextmodel';
 import { ContextView } from './contextview';
 import { copilotIcon } from './icons';
 import { IPageState } from './livestate';
+import type { Preferences } from './preferences';
 import { PageStateTracker } from './state';
 
 /**
@@ -30,28 +32,29 @@ export class CopilotPanel extends SidePanel {
    */
   constructor(options: CopilotPanel.IOptions) {
     super({ content: new Panel() });
+    const trans = options.trans;
     this.id = CopilotPanel.ID;
     this.addClass('jp-Copilot-Panel');
     this.title.icon = copilotIcon;
-    this.title.caption = 'Copilot';
+    this.title.caption = trans.__('Copilot');
     this.node.dataset.pageId = options.pageId;
 
     this.model = options.context;
     const header = new Widget();
     header.addClass('jp-Copilot-Header');
-    header.node.textContent = 'Copilot';
+    header.node.textContent = trans.__('Copilot');
     this.header.addWidget(header);
 
     this.approvals = options.approvals;
     this.approvals.added.connect(this._onApprovalAdded, this);
     this._shell = options.shell;
-    this.addWidget(new ApprovalsView(this.approvals));
-    this.addWidget(new ContextView(this.model));
+    this.addWidget(new ApprovalsView(this.approvals, trans));
+    this.addWidget(new ContextView(this.model, trans));
     this._options = options;
     this.conversation = new Panel();
     this.conversation.addClass('jp-Copilot-Conversation');
     this.conversation.node.setAttribute('role', 'region');
-    this.conversation.node.setAttribute('aria-label', 'Conversation');
+    this.conversation.node.setAttribute('aria-label', trans.__('Conversation'));
     this.addWidget(this.conversation);
 
     this._tracker = options.tracker;
@@ -95,7 +98,8 @@ export class CopilotPanel extends SidePanel {
           archive: this._options.archive,
           context: this.model,
           cellLabel: this._options.cellLabel,
-          rendermime: this._options.rendermime ?? null
+          rendermime: this._options.rendermime ?? null,
+          trans: this._options.trans
         });
         this.conversation.addWidget(view);
         return view;
@@ -171,10 +175,13 @@ export class CopilotPanel extends SidePanel {
   }
 
   /**
-   * Show a new card to the person, who may have the panel collapsed.
+   * Show a new card to the person, who may have the panel collapsed,
+   * unless their preferences say to leave the panel as it is.
    */
   private _onApprovalAdded(): void {
-    this.reveal();
+    if (this._options.preferences?.values.openPanelOnApproval ?? true) {
+      this.reveal();
+    }
   }
 
   private _onStateSent(_: PageStateTracker, __: IPageState): void {
@@ -228,5 +235,9 @@ export namespace CopilotPanel {
     shell: JupyterFrontEnd.IShell;
     /** JupyterLab's renderers, for the agent's Markdown; plain text without. */
     rendermime?: IRenderMimeRegistry | null;
+    /** The words of the panel, in the person's language. */
+    trans: TranslationBundle;
+    /** The person's preferences, e.g. whether a new card shows the panel. */
+    preferences?: Preferences | null;
   }
 }

@@ -13,7 +13,11 @@ import type {
 } from '../src/api';
 import { ClientCodes } from '../src/api';
 import { ChatModel, initialSettings, NO_SETTINGS } from '../src/chat/model';
+import { Preferences } from '../src/preferences';
+import { english } from './translation';
 import type { ContextModel } from '../src/contextmodel';
+import type { ISettingRegistry } from '@jupyterlab/settingregistry';
+import { Signal } from '@lumino/signaling';
 
 const AGENTS: IAgentsInfo = {
   agents: [
@@ -58,7 +62,8 @@ const refused = (code: string): Outcome<never> => ({
 function model(
   answers: Partial<
     Record<keyof CopilotApi, (...args: any[]) => Outcome<unknown>>
-  >
+  >,
+  preferences?: Preferences
 ) {
   const calls: string[] = [];
   const api = new Proxy({} as CopilotApi, {
@@ -78,7 +83,9 @@ function model(
     pageId: 'p',
     context,
     cellLabel: () => 'Cell',
-    api
+    api,
+    trans: english,
+    preferences
   });
   return { chat, calls };
 }
@@ -102,6 +109,12 @@ describe('the chat settings', () => {
       contextRefs: [],
       mode: 'interactive'
     });
+    // A policy that allows no mode: none is chosen (the server refuses Send).
+    const none = {
+      ...AGENTS,
+      defaults: { contextRefs: [], mode: null }
+    } as IAgentsInfo;
+    expect(initialSettings(none).mode).toBe('');
     expect(NO_SETTINGS).toEqual({
       agentId: '',
       chatOnly: false,
@@ -217,5 +230,160 @@ describe('ChatModel.update', () => {
     expect(chat.notice).toBe(
       'A reply is still running. Wait for it, or press Stop.'
     );
+  });
+});
+
+/**
+ * Settings as the registry hands them to the plugin: values that change,
+ * with the signal that says so.
+ */
+class FakeSettings {
+  constructor(public composite: Record<string, unknown>) {}
+  readonly changed = new Signal<any, any>(this);
+  set(values: Record<string, unknown>): void {
+    this.composite = { ...this.composite, ...values };
+    this.changed.emit(undefined);
+  }
+}
+
+function preferences(values: Record<string, unknown>) {
+  const settings = new FakeSettings(values);
+  const prefs = new Preferences();
+  prefs.connect(settings as unknown as ISettingRegistry.ISettings);
+  return { settings, prefs };
+}
+
+const WITH_MODES: IAgentsInfo = {
+  ...AGENTS,
+  modes: ['plan', 'interactive', 'autopilot'].map(id => ({
+    id: id as any,
+    label: id,
+    description: ''
+  }))
+};
+
+describe('the preferences', () => {
+  it('read the settings, counting anything unexpected as the default', () => {
+    expect(
+      Preferences.parse({
+        defaultMode: 'autopilot',
+        defaultAgent: ' a ',
+        openPanelOnApproval: false
+      })
+    ).toEqual({
+      defaultMode: 'autopilot',
+      defaultAgent: 'a',
+      openPanelOnApproval: false
+    });
+    expect(Preferences.parse({ defaultMode: 'yolo', defaultAgent: 3 })).toEqual(
+      Preferences.DEFAULTS
+    );
+    expect(Preferences.parse(null)).toEqual(Preferences.DEFAULTS);
+  });
+
+  it('choose the agent and mode of a new conversation when the server offers them', () => {
+    const wish = {
+      defaultMode: 'autopilot' as const,
+      defaultAgent: 'a',
+      openPanelOnApproval: true
+    };
+    expect(initialSettings(WITH_MODES, wish)).toMatchObject({
+      agentId: 'a',
+      mode: 'autopilot'
+    });
+    // An agent or mode the server does not offer gives way to its default.
+    expect(
+      initialSettings(
+        { ...WITH_MODES, agents: [AGENTS.agents[1]], modes: [] },
+        wish
+      )
+    ).toMatchObject({ agentId: 'b', mode: 'plan' });
+  });
+
+  it('apply live to the next conversation, never over what the person chose', async () => {
+    const { settings, prefs } = preferences({ defaultMode: 'interactive' });
+    const { chat } = model(
+      { agents: () => ok(WITH_MODES), conversations: () => ok([]) },
+      prefs
+    );
+    await chat.load();
+    expect(chat.settings.mode).toBe('interactive');
+    let changes = 0;
+    chat.changed.connect(() => changes++);
+    settings.set({ defaultMode: 'autopilot', defaultAgent: 'a' });
+    expect(chat.settings).toMatchObject({ mode: 'autopilot', agentId: 'a' });
+    expect(changes).toBeGreaterThan(0);
+    await chat.update({ mode: 'plan' });
+    settings.set({ defaultMode: 'interactive', defaultAgent: 'b' });
+    expect(chat.settings).toMatchObject({ mode: 'plan', agentId: 'b' });
+  });
+
+  it("fall back to the server's defaults when its policy refuses them", async () => {
+    const { prefs } = preferences({ defaultMode: 'autopilot' });
+    const created: unknown[] = [];
+    const { chat } = model(
+      {
+        agents: () => ok(WITH_MODES),
+        conversations: () => ok([]),
+        createConversation: (s: any) => {
+          created.push(s.mode);
+          return s.mode === 'autopilot'
+            ? refused('not-permitted')
+            : ok(conversation('c2', { ...s, title: null }));
+        },
+        sendMessage: () => refused('conversation-busy')
+      },
+      prefs
+    );
+    await chat.load();
+    expect(chat.settings.mode).toBe('autopilot');
+    expect(await chat.send('hello')).toBe(false);
+    expect(created).toEqual(['autopilot', 'plan']);
+    expect(chat.settings.mode).toBe('plan');
+    expect(chat.conversation?.id).toBe('c2');
+  });
+
+  it('never replace a mode the person chose when the server refuses it', async () => {
+    const { prefs } = preferences({});
+    const created: unknown[] = [];
+    const { chat } = model(
+      {
+        agents: () => ok(WITH_MODES),
+        conversations: () => ok([]),
+        createConversation: (s: any) => {
+          created.push(s.mode);
+          return refused('not-permitted');
+        }
+      },
+      prefs
+    );
+    await chat.load();
+    await chat.update({ mode: 'autopilot' });
+    expect(await chat.send('hello')).toBe(false);
+    expect(created).toEqual(['autopilot']);
+    expect(chat.settings.mode).toBe('autopilot');
+  });
+});
+
+describe('a refusal that is not about the preferences', () => {
+  it('keeps the preferred settings when the server refuses its defaults too', async () => {
+    const { prefs } = preferences({ defaultMode: 'autopilot' });
+    const created: unknown[] = [];
+    const { chat } = model(
+      {
+        agents: () => ok(WITH_MODES),
+        conversations: () => ok([]),
+        createConversation: (s: any) => {
+          created.push(s.mode);
+          return refused('not-permitted');
+        }
+      },
+      prefs
+    );
+    await chat.load();
+    expect(await chat.send('hello')).toBe(false);
+    expect(created).toEqual(['autopilot', 'plan']);
+    expect(chat.settings.mode).toBe('autopilot');
+    expect(chat.conversation).toBeNull();
   });
 });

@@ -18,6 +18,7 @@ import {
   startTurn
 } from '../src/chat/transcript';
 import { json } from './helpers';
+import { english } from './translation';
 
 function split(chunks: string[]): { lines: string[]; parsed: unknown[] } {
   const s = new NdjsonSplitter();
@@ -42,7 +43,7 @@ function reduce(user: IUserMessage, chunks: string[]) {
       }
     }
   }
-  return json({ turn, seen, notice: endNotice(turn) });
+  return json({ turn, seen, notice: endNotice(turn, english) });
 }
 
 function lines(...events: Record<string, unknown>[]): string {
@@ -205,7 +206,7 @@ describe('the turn reducer', () => {
     ['error', 'error'],
     ['other', 'info']
   ])('gives the stop reason %s its notice', (reason, level) => {
-    const notice = json(endNotice(ended(reason)));
+    const notice = json(endNotice(ended(reason), english));
     expect(notice && notice.level).toBe(level);
   });
 });

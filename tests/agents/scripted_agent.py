@@ -14,6 +14,11 @@ client, as an unrouted tool would); ``peek <path>`` (reads a file itself).
 
 With ``$SCRIPTED_AGENT_MODES`` set (``current:id,id,...``) it offers ACP session modes and
 records every ``session/set_mode``.
+
+With ``$SCRIPTED_AGENT_SESSIONS`` set to a file, it remembers what each session was told
+(``remember <text>``; ``recall`` replies with it) in that file, announces ``loadSession`` and
+answers ``session/load`` for a session in the file (replaying its history first, as ACP
+says), refusing an unknown one.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from acp.schema import (
     AllowedOutcome,
     CurrentModeUpdate,
     InitializeResponse,
+    LoadSessionResponse,
     NewSessionResponse,
     PermissionOption,
     PromptCapabilities,
@@ -46,6 +52,23 @@ from acp.schema import (
 )
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+
+
+def sessions() -> dict[str, list[str]]:
+    """What each session was told, from ``$SCRIPTED_AGENT_SESSIONS``."""
+    path = os.environ.get("SCRIPTED_AGENT_SESSIONS", "")
+    if not path or not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return dict(json.load(f))
+
+
+def save_sessions(memory: dict[str, list[str]]) -> None:
+    """Keep what each session was told, for a later ``session/load``."""
+    path = os.environ.get("SCRIPTED_AGENT_SESSIONS", "")
+    if path:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(memory, f)
 
 
 def record(kind: str, **data: Any) -> None:
@@ -73,9 +96,25 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
         return InitializeResponse(
             protocol_version=acp.PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
-                prompt_capabilities=PromptCapabilities(embedded_context=True)
+                load_session=bool(os.environ.get("SCRIPTED_AGENT_SESSIONS")),
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
             ),
         )
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> LoadSessionResponse:
+        record("load_session", sessionId=session_id)
+        memory = sessions()
+        if session_id not in memory:
+            raise acp.RequestError.invalid_params({"sessionId": "Unknown session."})
+        self.servers = [s.model_dump(by_alias=True) for s in mcp_servers or []]
+        for text in memory[session_id]:
+            # The history, replayed: a client must not show it as a new reply.
+            await self.conn.session_update(
+                session_id, acp.update_agent_message_text(f"replayed {text}")
+            )
+        return LoadSessionResponse()
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any):
         self.servers = [s.model_dump(by_alias=True) for s in mcp_servers or []]
@@ -108,6 +147,13 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
             await say(m.group(1))
         elif word == "reply":
             await say(rest)
+        elif word == "remember":
+            memory = sessions()
+            memory.setdefault(session_id, []).append(rest)
+            save_sessions(memory)
+            await say("noted")
+        elif word == "recall":
+            await say(", ".join(sessions().get(session_id, [])) or "nothing")
         elif word == "stream":
             for i in range(int(rest)):
                 await say(f"chunk-{i} ")

@@ -1,6 +1,8 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { TranslationBundle } from '@jupyterlab/translation';
+
 import { element } from '../dom';
 import type { IPermissionOption } from '../protocol';
 import type { ApprovalModel } from './model';
@@ -21,7 +23,10 @@ export namespace ApprovalCard {
   /**
    * The empty card of a request, with the buttons its kind needs.
    */
-  export function create(card: ApprovalModel.ICard): HTMLElement {
+  export function create(
+    card: ApprovalModel.ICard,
+    trans: TranslationBundle
+  ): HTMLElement {
     const node = element('div', 'jp-Copilot-Approval');
     node.dataset.requestId = card.requestId;
     node.dataset.kind = card.kind;
@@ -34,17 +39,19 @@ export namespace ApprovalCard {
     } else {
       const allow = Private.button(
         'jp-mod-accept jp-Copilot-ApprovalAllow',
-        'Allow once'
+        trans.__('Allow once')
       );
       allow.title =
         card.kind === 'shell'
-          ? 'Run this command once, exactly as shown.'
-          : 'Let this tool call go ahead once. An edit still opens as a review first.';
+          ? trans.__('Run this command once, exactly as shown.')
+          : trans.__(
+              'Let this tool call go ahead once. An edit still opens as a review first.'
+            );
       const deny = Private.button(
         'jp-mod-reject jp-Copilot-ApprovalDeny',
-        'Deny'
+        trans.__('Deny')
       );
-      deny.title = 'Refuse this tool call (Escape)';
+      deny.title = trans.__('Refuse this tool call (Escape)');
       actions.append(allow, deny);
     }
     const message = element('div', 'jp-Copilot-ApprovalMessage');
@@ -65,10 +72,14 @@ export namespace ApprovalCard {
   /**
    * Show a card's texts and state.
    */
-  export function update(node: HTMLElement, card: ApprovalModel.ICard): void {
+  export function update(
+    node: HTMLElement,
+    card: ApprovalModel.ICard,
+    trans: TranslationBundle
+  ): void {
     node.dataset.state = card.state;
     const tool = ApprovalTexts.toolTitle(card.toolName);
-    node.setAttribute('aria-label', `Approval for ${tool}`);
+    node.setAttribute('aria-label', trans.__('Approval for %1', tool));
     node.setAttribute('aria-busy', String(card.state === 'deciding'));
     Private.text(node, '.jp-Copilot-ApprovalTool', tool);
     node.querySelector<HTMLElement>('.jp-Copilot-ApprovalTool')!.title =

@@ -1,6 +1,7 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
@@ -30,6 +31,7 @@ export class ApprovalModel implements IDisposable {
     this._bridge = options.bridge;
     this._notebooks = options.notebooks;
     this._api = options.api;
+    this._trans = options.trans;
     this._bridge.approvalRequested.connect(this._onRequested, this);
     this._bridge.approvalEnded.connect(this._onEnded, this);
   }
@@ -83,9 +85,12 @@ export class ApprovalModel implements IDisposable {
     const refused = ClientCodes.isOwn(reply.error)
       ? {
           ended: false,
-          text: ApprovalTexts.failure(code === ClientCodes.UNREACHABLE)
+          text: ApprovalTexts.failure(
+            code === ClientCodes.UNREACHABLE,
+            this._trans
+          )
         }
-      : ApprovalTexts.refusal(code, message);
+      : ApprovalTexts.refusal(code, message, this._trans);
     const state = refused.ended ? 'ended' : 'pending';
     if (
       this._update(requestId, { state, message: refused.text }) &&
@@ -124,7 +129,7 @@ export class ApprovalModel implements IDisposable {
       kind: request.kind,
       toolName: request.toolName,
       options: request.options,
-      operation: ApprovalTexts.operation(request),
+      operation: ApprovalTexts.operation(request, this._trans),
       // A shell card's command, or the command an agent's own permission
       // request names: shown whole, never cut like a title.
       command:
@@ -132,9 +137,14 @@ export class ApprovalModel implements IDisposable {
           ? (request.details.command ?? '')
           : '',
       target: shell
-        ? ApprovalTexts.folder(request.details.folder ?? '')
-        : ApprovalTexts.target(this._notebooks, path, request.details.cellId),
-      size: ApprovalTexts.size(request),
+        ? ApprovalTexts.folder(request.details.folder ?? '', this._trans)
+        : ApprovalTexts.target(
+            this._notebooks,
+            path,
+            request.details.cellId,
+            this._trans
+          ),
+      size: ApprovalTexts.size(request, this._trans),
       state: kept?.state ?? 'pending',
       message: kept?.message ?? ''
     };
@@ -186,6 +196,7 @@ export class ApprovalModel implements IDisposable {
     );
   }
 
+  private _trans: TranslationBundle;
   private _bridge: Bridge;
   private _notebooks: INotebookTracker;
   private _api: CopilotApi;
@@ -210,6 +221,8 @@ export namespace ApprovalModel {
     notebooks: INotebookTracker;
     /** The client of the server's API. */
     api: CopilotApi;
+    /** The words of the cards, in the person's language. */
+    trans: TranslationBundle;
   }
 
   /**

@@ -2,6 +2,7 @@
 // Distributed under the terms of the Modified BSD License.
 
 import { PathExt } from '@jupyterlab/coreutils';
+import type { TranslationBundle } from '@jupyterlab/translation';
 import type { INotebookTracker } from '@jupyterlab/notebook';
 
 import type { Tool } from '../generated/vocabulary';
@@ -16,9 +17,12 @@ export namespace ApprovalTexts {
   /**
    * What the tool would do.
    */
-  export function operation(request: IApproval): string {
+  export function operation(
+    request: IApproval,
+    trans: TranslationBundle
+  ): string {
     if (request.toolName === ('notebook_edit_cell' satisfies Tool)) {
-      return 'Whole-cell diff, reviewed before anything changes';
+      return trans.__('Whole-cell diff, reviewed before anything changes');
     }
     return request.description || request.kind;
   }
@@ -35,7 +39,8 @@ export namespace ApprovalTexts {
   export function target(
     notebooks: INotebookTracker,
     path: string,
-    cellId: string | undefined
+    cellId: string | undefined,
+    trans: TranslationBundle
   ): string {
     if (!path) {
       return '';
@@ -50,11 +55,11 @@ export namespace ApprovalTexts {
     if (cells && cellId) {
       for (let i = 0; i < cells.length; i++) {
         if (cells.get(i).id === cellId) {
-          return `Cell ${i + 1} of ${cells.length} in ${name}`;
+          return trans.__('Cell %1 of %2 in %3', i + 1, cells.length, name);
         }
       }
     }
-    return `a cell in ${name}`;
+    return trans.__('a cell in %1', name);
   }
 
   /**
@@ -63,8 +68,10 @@ export namespace ApprovalTexts {
    *
    * @param folder - The server-relative folder of the request's details.
    */
-  export function folder(folder: string): string {
-    return folder ? `in ${folder}` : "in the server's folder";
+  export function folder(folder: string, trans: TranslationBundle): string {
+    return folder
+      ? trans.__('in %1', folder)
+      : trans.__("in the server's folder");
   }
 
   /**
@@ -82,9 +89,11 @@ export namespace ApprovalTexts {
   /**
    * "384 bytes proposed", or "" when the request gives no size.
    */
-  export function size(request: IApproval): string {
+  export function size(request: IApproval, trans: TranslationBundle): string {
     const bytes = request.details.newSourceBytes;
-    return bytes === undefined ? '' : `${formatBytes(bytes)} proposed`;
+    return bytes === undefined
+      ? ''
+      : trans.__('%1 proposed', formatBytes(bytes, trans));
   }
 
   /**
@@ -96,20 +105,28 @@ export namespace ApprovalTexts {
    */
   export function refusal(
     code: string,
-    message: string
+    message: string,
+    trans: TranslationBundle
   ): { ended: boolean; text: string } {
     switch (code) {
       case 'aborted':
-        return { ended: true, text: 'This request has already ended.' };
+        return {
+          ended: true,
+          text: trans.__('This request has already ended.')
+        };
       case 'denied':
         return {
           ended: true,
-          text: 'Only the person whose tool call this is can decide it.'
+          text: trans.__(
+            'Only the person whose tool call this is can decide it.'
+          )
         };
       default:
         return {
           ended: false,
-          text: message || 'The Copilot server did not accept the decision.'
+          text:
+            message ||
+            trans.__('The Copilot server did not accept the decision.')
         };
     }
   }
@@ -119,9 +136,9 @@ export namespace ApprovalTexts {
    *
    * @param network - Whether the server could not be reached at all.
    */
-  export function failure(network: boolean): string {
+  export function failure(network: boolean, trans: TranslationBundle): string {
     return network
-      ? 'The Copilot server could not be reached. Try again.'
-      : 'The Copilot server could not take the decision. Try again.';
+      ? trans.__('The Copilot server could not be reached. Try again.')
+      : trans.__('The Copilot server could not take the decision. Try again.');
   }
 }

@@ -1,6 +1,7 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import { element } from '../dom';
@@ -18,15 +19,16 @@ export class ApprovalsView extends Widget {
   /**
    * Create the view of an approval model.
    */
-  constructor(model: ApprovalModel) {
+  constructor(model: ApprovalModel, trans: TranslationBundle) {
     super();
     this._model = model;
+    this._trans = trans;
     this.addClass('jp-Copilot-Approvals');
     this.node.setAttribute('role', 'region');
-    this.node.setAttribute('aria-label', 'Approvals');
+    this.node.setAttribute('aria-label', trans.__('Approvals'));
     this._list = element('div', 'jp-Copilot-ApprovalList');
     this.node.append(
-      element('h3', 'jp-Copilot-SectionTitle', 'Approvals'),
+      element('h3', 'jp-Copilot-SectionTitle', trans.__('Approvals')),
       this._list
     );
     this.node.addEventListener('click', this);
@@ -121,11 +123,11 @@ export class ApprovalsView extends Widget {
       if (!node) {
         // Cards only ever join at the end: existing nodes never move, so a
         // focused button keeps its focus.
-        node = ApprovalCard.create(card);
+        node = ApprovalCard.create(card, this._trans);
         this._nodes.set(card.requestId, node);
         this._list.append(node);
       }
-      ApprovalCard.update(node, card);
+      ApprovalCard.update(node, card, this._trans);
     }
     this.setHidden(cards.length === 0);
     if (hadFocus) {
@@ -150,6 +152,7 @@ export class ApprovalsView extends Widget {
   }
 
   private _model: ApprovalModel;
+  private _trans: TranslationBundle;
   private _list: HTMLElement;
   private _nodes = new Map<string, HTMLElement>();
   private _returnFocus: HTMLElement | null = null;

@@ -1,6 +1,7 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { errorIcon } from '@jupyterlab/ui-components';
 import { IDisposable } from '@lumino/disposable';
 
@@ -21,20 +22,23 @@ export class AgentPicker implements IDisposable {
   /**
    * Create the picker of a chat model.
    */
-  constructor(model: ChatModel) {
+  constructor(model: ChatModel, trans: TranslationBundle) {
     this._model = model;
+    this._trans = trans;
     this.popover = new Popover({
-      title: 'Agent',
+      title: trans.__('Agent'),
       buttonClass: 'jp-Copilot-AgentPicker',
       popoverClass: 'jp-Copilot-AgentPopover'
     });
     this._list = element('div', 'jp-Copilot-AgentList');
     this._list.setAttribute('role', 'radiogroup');
-    this._list.setAttribute('aria-label', 'Agent');
+    this._list.setAttribute('aria-label', trans.__('Agent'));
     const [chatOnly, box] = labelledCheckbox(
       'jp-Copilot-ChatOnly',
-      'Chat only',
-      'No tools: the agent gets your messages and attached cells only.'
+      trans.__('Chat only'),
+      trans.__(
+        'No tools: the agent gets your messages and attached cells only.'
+      )
     );
     box.dataset.chatOnly = '';
     this._chatOnly = box;
@@ -111,11 +115,14 @@ export class AgentPicker implements IDisposable {
       );
       Private.sandboxLine(this._sandbox, catalog);
     }
+    const trans = this._trans;
     const agent = catalog?.agents.find(a => a.id === settings.agentId);
-    this.popover.label = agent?.label ?? 'Agent';
-    this.popover.button.title = agent
-      ? `Agent: ${agent.label}${settings.chatOnly ? ' (chat only)' : ''}`
-      : 'Choose an agent';
+    this.popover.label = agent?.label ?? trans.__('Agent');
+    this.popover.button.title = !agent
+      ? trans.__('Choose an agent')
+      : settings.chatOnly
+        ? trans.__('Agent: %1 (chat only)', agent.label)
+        : trans.__('Agent: %1', agent.label);
     this.popover.button.classList.toggle('jp-mod-chatOnly', settings.chatOnly);
     this._list
       .querySelectorAll<HTMLButtonElement>('[data-agent-id]')
@@ -129,15 +136,17 @@ export class AgentPicker implements IDisposable {
     this._chatOnly.checked = settings.chatOnly;
     this._chatOnly.disabled = isFixed;
     this._hint.textContent = isFixed
-      ? 'The agent and Chat only are fixed for this conversation. ' +
-        'Start a new conversation (+) to change them.'
+      ? trans.__(
+          'The agent and Chat only are fixed for this conversation. Start a new conversation (+) to change them.'
+        )
       : catalog && catalog.agents.length === 0
-        ? 'No agent is available on this server.'
+        ? trans.__('No agent is available on this server.')
         : '';
     this._hint.hidden = !this._hint.textContent;
   }
 
   private _model: ChatModel;
+  private _trans: TranslationBundle;
   private _catalog: IAgentsInfo | null = null;
   private _list: HTMLElement;
   private _chatOnly: HTMLInputElement;

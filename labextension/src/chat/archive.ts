@@ -1,6 +1,7 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
@@ -19,6 +20,7 @@ export class ArchiveModel implements IDisposable {
    */
   constructor(options: ArchiveModel.IOptions) {
     this._api = options.api;
+    this._trans = options.trans;
   }
 
   /**
@@ -67,7 +69,7 @@ export class ArchiveModel implements IDisposable {
     if (seq === this._seq) {
       if (all.error) {
         this._list = [];
-        this._message = ChatTexts.failure(all.error);
+        this._message = ChatTexts.failure(all.error, this._trans);
       } else {
         this._list = all.result.filter(
           c => c.id !== currentId && c.title !== null
@@ -87,7 +89,7 @@ export class ArchiveModel implements IDisposable {
     const reply = await this._api.conversation(id);
     if (seq === this._seq) {
       if (reply.error) {
-        this._message = ChatTexts.failure(reply.error);
+        this._message = ChatTexts.failure(reply.error, this._trans);
       } else {
         const { conversation, turns } = reply.result;
         this._viewing = {
@@ -139,6 +141,7 @@ export class ArchiveModel implements IDisposable {
     return ++this._seq;
   }
 
+  private _trans: TranslationBundle;
   private _api: CopilotApi;
   private _mode: ArchiveModel.Mode = 'closed';
   private _list: IConversation[] | null = null;
@@ -159,6 +162,8 @@ export namespace ArchiveModel {
   export interface IOptions {
     /** The client of the server's API. */
     api: CopilotApi;
+    /** The words of the panel, in the person's language. */
+    trans: TranslationBundle;
   }
 
   /**

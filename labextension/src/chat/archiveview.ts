@@ -1,6 +1,7 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import { element } from '../dom';
@@ -16,12 +17,13 @@ export class ArchiveListView extends Widget {
   /**
    * Create the list of an archive model.
    */
-  constructor(model: ArchiveModel) {
+  constructor(model: ArchiveModel, trans: TranslationBundle) {
     super();
     this._model = model;
+    this._trans = trans;
     this.addClass('jp-Copilot-ArchiveList');
     this.node.setAttribute('role', 'region');
-    this.node.setAttribute('aria-label', 'Earlier conversations');
+    this.node.setAttribute('aria-label', trans.__('Earlier conversations'));
     this._status = element('p', 'jp-Copilot-ArchiveStatus');
     this._status.setAttribute('role', 'status');
     this._items = element('ul', 'jp-Copilot-ArchiveItems');
@@ -61,15 +63,18 @@ export class ArchiveListView extends Widget {
     this._status.textContent =
       this._model.message ||
       (list === null
-        ? 'Loading…'
+        ? this._trans.__('Loading…')
         : list.length === 0
-          ? 'No earlier conversations yet.'
+          ? this._trans.__('No earlier conversations yet.')
           : '');
     this._status.hidden = !this._status.textContent;
-    this._items.replaceChildren(...(list ?? []).map(Private.item));
+    this._items.replaceChildren(
+      ...(list ?? []).map(c => Private.item(c, this._trans))
+    );
   }
 
   private _model: ArchiveModel;
+  private _trans: TranslationBundle;
   private _shown: readonly IConversation[] | null | undefined = undefined;
   private _status: HTMLElement;
   private _items: HTMLElement;
@@ -79,7 +84,10 @@ namespace Private {
   /**
    * The entry of one conversation: its title, its agent and when it began.
    */
-  export function item(c: IConversation): HTMLElement {
+  export function item(
+    c: IConversation,
+    trans: TranslationBundle
+  ): HTMLElement {
     const li = document.createElement('li');
     const button = element(
       'button',
@@ -90,13 +98,13 @@ namespace Private {
     const meta = [
       c.agentLabel,
       date(c.createdAt),
-      c.archived ? 'archived' : ''
+      c.archived ? trans.__('archived') : ''
     ].filter(Boolean);
     button.append(
       element(
         'span',
         'jp-Copilot-ArchiveTitle',
-        c.title || 'Untitled conversation'
+        c.title || trans.__('Untitled conversation')
       ),
       element('span', 'jp-Copilot-ArchiveMeta', meta.join(' · '))
     );

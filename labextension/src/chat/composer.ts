@@ -1,6 +1,7 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { addIcon, closeIcon, stopIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
@@ -29,6 +30,7 @@ export class Composer extends Widget {
     this._context = options.context;
     this._cellLabel = options.cellLabel;
     this._onNew = options.onNewConversation;
+    const trans = (this._trans = options.trans);
     this.addClass('jp-Copilot-Composer');
     this._notice = element('div', 'jp-Copilot-ComposerNotice');
     this._notice.setAttribute('role', 'alert');
@@ -37,33 +39,40 @@ export class Composer extends Widget {
     const detach = iconButton(
       'jp-Copilot-Detach',
       closeIcon,
-      'Detach this cell'
+      trans.__('Detach this cell')
     );
     this._chip.append(this._chipLabel, detach);
     this._input = document.createElement('textarea');
     this._input.rows = 2;
-    this._input.setAttribute('aria-label', 'Message to the agent');
-    this._input.placeholder =
-      'Ask the agent (Enter sends, Shift+Enter adds a line)';
-    this._agent = new AgentPicker(this._model);
-    this._contextPicker = new ContextPicker(this._model);
+    this._input.setAttribute('aria-label', trans.__('Message to the agent'));
+    this._input.placeholder = trans.__(
+      'Ask the agent (Enter sends, Shift+Enter adds a line)'
+    );
+    this._agent = new AgentPicker(this._model, trans);
+    this._contextPicker = new ContextPicker(this._model, trans);
     this._mode = document.createElement('select');
     this._mode.className = 'jp-Copilot-ModeSelect';
-    this._mode.setAttribute('aria-label', 'Mode');
+    this._mode.setAttribute('aria-label', trans.__('Mode'));
     const newConversation = iconButton(
       'jp-Copilot-NewConversation',
       addIcon,
-      'New conversation'
+      trans.__('New conversation')
     );
-    this._stop = iconButton('jp-Copilot-Stop', stopIcon, 'Stop the reply');
-    this._stop.append(element('span', 'jp-Copilot-StopLabel', 'Stop'));
+    this._stop = iconButton(
+      'jp-Copilot-Stop',
+      stopIcon,
+      trans.__('Stop the reply')
+    );
+    this._stop.append(
+      element('span', 'jp-Copilot-StopLabel', trans.__('Stop'))
+    );
     this._send = element(
       'button',
       'jp-Copilot-Send',
-      'Send'
+      trans.__('Send')
     ) as HTMLButtonElement;
     this._send.type = 'button';
-    this._send.title = 'Send (Enter)';
+    this._send.title = trans.__('Send (Enter)');
     // Stop and Send stay together at the end of the bar, also when it wraps.
     const sending = element('span', 'jp-Copilot-SendGroup');
     sending.append(this._stop, this._send);
@@ -199,7 +208,8 @@ export class Composer extends Widget {
     this._mode.value = m.settings.mode;
     this._mode.disabled = modes.length === 0;
     this._mode.title =
-      modes.find(mode => mode.id === m.settings.mode)?.description ?? 'Mode';
+      modes.find(mode => mode.id === m.settings.mode)?.description ??
+      this._trans.__('Mode');
     this._renderButtons();
   }
 
@@ -216,12 +226,14 @@ export class Composer extends Widget {
     if (a) {
       this._chip.dataset.cellId = a.cellId;
       this._chipLabel.textContent = this._cellLabel(a);
-      this._chip.title =
-        'This cell goes with your next message. The agent may read it and propose an edit to it.';
+      this._chip.title = this._trans.__(
+        'This cell goes with your next message. The agent may read it and propose an edit to it.'
+      );
     }
   }
 
   private _model: ChatModel;
+  private _trans: TranslationBundle;
   private _context: ContextModel;
   private _cellLabel: (a: ContextModel.IAttachment) => string;
   private _onNew: () => void;
@@ -250,6 +262,8 @@ export namespace Composer {
     context: ContextModel;
     /** The name of an attached cell, e.g. "Cell 3". */
     cellLabel: (attachment: ContextModel.IAttachment) => string;
+    /** The words of the panel, in the person's language. */
+    trans: TranslationBundle;
     /** What the `+` button does. */
     onNewConversation: () => void;
   }

@@ -1,6 +1,7 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { IDisposable } from '@lumino/disposable';
 
 import { element } from '../dom';
@@ -20,10 +21,11 @@ export class ContextPicker implements IDisposable {
   /**
    * Create the picker of a chat model.
    */
-  constructor(model: ChatModel) {
+  constructor(model: ChatModel, trans: TranslationBundle) {
     this._model = model;
+    this._trans = trans;
     this.popover = new Popover({
-      title: 'What the agent may read',
+      title: trans.__('What the agent may read'),
       buttonClass: 'jp-Copilot-ContextPicker',
       popoverClass: 'jp-Copilot-ContextPopover'
     });
@@ -31,7 +33,7 @@ export class ContextPicker implements IDisposable {
     this._hint = element('p', 'jp-Copilot-PopoverHint');
     this._restore = document.createElement('button');
     this._restore.className = 'jp-Copilot-RestoreDefaults';
-    this._restore.textContent = 'Restore defaults';
+    this._restore.textContent = trans.__('Restore defaults');
     this._restore.type = 'button';
     this.popover.node.append(this._list, this._hint, this._restore);
     this._list.addEventListener('change', this._onChange);
@@ -103,35 +105,38 @@ export class ContextPicker implements IDisposable {
     const count = noTools
       ? 0
       : (catalog?.contextRefs ?? []).filter(r => granted.has(r.id)).length;
-    this.popover.label = 'Context';
+    const trans = this._trans;
+    this.popover.label = trans.__('Context');
     this.popover.badge = String(count);
-    const kinds = Private.plural(count, 'kind');
-    this.popover.button.title = `The agent may read ${kinds} of context. Click to choose.`;
+    this.popover.button.title =
+      count === 0
+        ? trans.__('The agent may read no kinds of context. Click to choose.')
+        : trans._n(
+            'The agent may read %1 kind of context. Click to choose.',
+            'The agent may read %1 kinds of context. Click to choose.',
+            count
+          );
     const defaults = catalog?.defaults.contextRefs ?? [];
     this._restore.disabled =
       noTools ||
       (defaults.length === granted.size &&
         defaults.every(id => granted.has(id)));
     this._hint.textContent = settings.chatOnly
-      ? 'Chat only: the agent has no tools, so it reads none of these.'
+      ? trans.__(
+          'Chat only: the agent has no tools, so it reads none of these.'
+        )
       : catalog?.toolsEnabled === false
-        ? 'Tools are turned off on this server, so the agent reads none of these.'
+        ? trans.__(
+            'Tools are turned off on this server, so the agent reads none of these.'
+          )
         : '';
     this._hint.hidden = !this._hint.textContent;
   }
 
   private _model: ChatModel;
+  private _trans: TranslationBundle;
   private _catalog: IAgentsInfo | null = null;
   private _list: HTMLElement;
   private _hint: HTMLElement;
   private _restore: HTMLButtonElement;
-}
-
-namespace Private {
-  /**
-   * "no kinds", "1 kind", "2 kinds".
-   */
-  export function plural(n: number, noun: string): string {
-    return n === 0 ? `no ${noun}s` : n === 1 ? `1 ${noun}` : `${n} ${noun}s`;
-  }
 }

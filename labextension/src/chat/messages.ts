@@ -2,6 +2,7 @@
 // Distributed under the terms of the Modified BSD License.
 
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { Panel, Widget } from '@lumino/widgets';
 
 import { element } from '../dom';
@@ -25,9 +26,10 @@ export class MessagesView extends Panel {
   constructor(options: MessagesView.IOptions) {
     super();
     this._rendermime = options.rendermime;
+    this._trans = options.trans;
     this.addClass('jp-Copilot-Messages');
     this.node.setAttribute('role', 'log');
-    this.node.setAttribute('aria-label', 'Messages');
+    this.node.setAttribute('aria-label', this._trans.__('Messages'));
     this.node.tabIndex = 0;
     this._empty = new Widget({ node: element('div', 'jp-Copilot-ChatEmpty') });
     this.addWidget(this._empty);
@@ -67,7 +69,7 @@ export class MessagesView extends Panel {
   updateTurn(index: number, turns: readonly ITurn[]): void {
     let view = this._turns[index];
     if (!view) {
-      view = new Private.TurnView(turns[index], this._rendermime);
+      view = new Private.TurnView(turns[index], this._rendermime, this._trans);
       this._turns[index] = view;
       this.addWidget(view.user);
       this.addWidget(view.agent);
@@ -101,6 +103,7 @@ export class MessagesView extends Panel {
   }
 
   private _rendermime: IRenderMimeRegistry | null;
+  private _trans: TranslationBundle;
   private _empty: Widget;
   private _turns: Private.TurnView[] = [];
   private _observer: MutationObserver;
@@ -117,6 +120,8 @@ export namespace MessagesView {
   export interface IOptions {
     /** The renderers of the agent's Markdown; plain text without. */
     rendermime: IRenderMimeRegistry | null;
+    /** The words of the panel, in the person's language. */
+    trans: TranslationBundle;
   }
 }
 
@@ -128,15 +133,21 @@ namespace Private {
    * The two messages of one turn.
    */
   export class TurnView {
-    constructor(turn: ITurn, rendermime: IRenderMimeRegistry | null) {
+    constructor(
+      turn: ITurn,
+      rendermime: IRenderMimeRegistry | null,
+      trans: TranslationBundle
+    ) {
+      this._trans = trans;
       const u = element('div', 'jp-Copilot-Message');
       u.dataset.role = 'user';
       u.append(element('div', 'jp-Copilot-MessageText', turn.user.text));
       const a = turn.user.attachment;
       if (a) {
-        const chip = element('span', 'jp-Copilot-AttachmentChip', a.label);
+        const label = a.label || trans.__('Cell');
+        const chip = element('span', 'jp-Copilot-AttachmentChip', label);
         chip.dataset.cellId = a.cellId;
-        chip.title = `${a.label} was attached to this message`;
+        chip.title = trans.__('%1 was attached to this message', label);
         u.append(chip);
       }
       this.user = new Widget({ node: u });
@@ -147,7 +158,9 @@ namespace Private {
         node: element(
           'div',
           'jp-Copilot-TurnNotice',
-          'The agent had stopped and was started again: it does not remember the earlier messages.'
+          trans.__(
+            'The agent had stopped and was started again: it does not remember the earlier messages.'
+          )
         )
       });
       this._restarted.node.dataset.level = 'info';
@@ -176,7 +189,7 @@ namespace Private {
 
     update(turn: ITurn): void {
       const running = turn.stopReason === null;
-      const notice = endNotice(turn);
+      const notice = endNotice(turn, this._trans);
       const ended = !notice
         ? 'done'
         : notice.level === 'error'
@@ -189,11 +202,11 @@ namespace Private {
       for (const call of turn.toolCalls) {
         let card = this._cards.get(call.toolCallId);
         if (!card) {
-          card = ToolCard.create(call.toolCallId);
+          card = ToolCard.create(call.toolCallId, this._trans);
           this._cards.set(call.toolCallId, card);
           this._tools.node.append(card);
         }
-        ToolCard.update(card, call);
+        ToolCard.update(card, call, this._trans);
       }
       this._restarted.setHidden(!turn.restarted);
       this._tools.setHidden(turn.toolCalls.length === 0);
@@ -241,10 +254,13 @@ namespace Private {
         const working = element(
           'span',
           'jp-Copilot-Working',
-          quiet ? '' : 'Working…'
+          quiet ? '' : this._trans.__('Working…')
         );
         working.setAttribute('role', 'status');
-        working.setAttribute('aria-label', 'The agent is working');
+        working.setAttribute(
+          'aria-label',
+          this._trans.__('The agent is working')
+        );
         f.append(working);
       } else if (notice) {
         const box = element('div', 'jp-Copilot-TurnNotice');
@@ -254,7 +270,7 @@ namespace Private {
         if (notice.details) {
           const details = element('details', 'jp-Copilot-TurnNoticeDetails');
           details.append(
-            element('summary', '', 'Details'),
+            element('summary', '', this._trans.__('Details')),
             element('pre', '', notice.details)
           );
           box.append(details);
@@ -264,6 +280,7 @@ namespace Private {
       this._footer.setHidden(f.childElementCount === 0);
     }
 
+    private _trans: TranslationBundle;
     private _restarted: Widget;
     private _tools: Widget;
     private _notices: Widget;

@@ -1,16 +1,19 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import type { ContextModel } from '../contextmodel';
+import type { Preferences } from '../preferences';
 import {
   ClientCodes,
   CopilotApi,
   IAgentsInfo,
   IConversation,
   IConversationSettings,
+  IRefusal,
   Outcome
 } from '../api';
 import { followTurn } from './follow';
@@ -37,15 +40,30 @@ export const NO_SETTINGS: IConversationSettings = {
 };
 
 /**
- * The settings a new conversation starts with: the server's default agent
- * and defaults, not Chat-only.
+ * The settings a new conversation starts with: the person's preferred agent
+ * and mode when the server offers them, else the server's default agent and
+ * defaults; not Chat-only.
+ *
+ * @param info - What the server offers.
+ * @param preferences - The person's preferences; none: the server's defaults.
  */
-export function initialSettings(info: IAgentsInfo): IConversationSettings {
+export function initialSettings(
+  info: IAgentsInfo,
+  preferences?: Preferences.IValues | null
+): IConversationSettings {
+  const agent = preferences?.defaultAgent;
+  const mode = preferences?.defaultMode;
   return {
-    agentId: info.defaultAgent ?? info.agents[0]?.id ?? '',
+    agentId:
+      (agent && info.agents.some(a => a.id === agent) ? agent : null) ??
+      info.defaultAgent ??
+      info.agents[0]?.id ??
+      '',
     chatOnly: false,
     contextRefs: [...(info.defaults?.contextRefs ?? [])],
-    mode: info.defaults?.mode ?? 'interactive'
+    mode:
+      (mode && (info.modes ?? []).some(m => m.id === mode) ? mode : null) ??
+      (info.defaults ? (info.defaults.mode ?? '') : 'interactive')
   };
 }
 
@@ -63,6 +81,9 @@ export class ChatModel implements IDisposable {
     this._pageId = options.pageId;
     this._context = options.context;
     this._cellLabel = options.cellLabel;
+    this._trans = options.trans;
+    this._preferences = options.preferences ?? null;
+    this._preferences?.changed.connect(this._onPreferences, this);
   }
 
   /** The agents, context references and modes; `null` before they load. */
@@ -140,6 +161,9 @@ export class ChatModel implements IDisposable {
     }
     const before = this._settings;
     this._settings = { ...before, ...patch };
+    for (const key of Object.keys(patch)) {
+      this._chosen.add(key as keyof IConversationSettings);
+    }
     this._setNotice('');
     const c = this._conversation;
     if (!c || Object.keys(patch).length === 0) {
@@ -148,7 +172,7 @@ export class ChatModel implements IDisposable {
     const reply = await this._api.updateConversation(c.id, patch);
     if (reply.error) {
       this._settings = before;
-      this._setNotice(ChatTexts.failure(reply.error));
+      this._setNotice(ChatTexts.failure(reply.error, this._trans));
     } else {
       this._adopt(reply.result, c.id);
     }
@@ -183,7 +207,7 @@ export class ChatModel implements IDisposable {
         this._turns = this._turns.slice(0, index);
         this._running = false;
         this._turnChanged.emit(-1);
-        this._setNotice(ChatTexts.failure(sent.error));
+        this._setNotice(ChatTexts.failure(sent.error, this._trans));
       }
       return false;
     }
@@ -227,7 +251,7 @@ export class ChatModel implements IDisposable {
     }
     const reply = await this._api.cancelReply(c.id);
     if (reply.error) {
-      this._setNotice(ChatTexts.failure(reply.error));
+      this._setNotice(ChatTexts.failure(reply.error, this._trans));
     }
   }
 
@@ -245,7 +269,7 @@ export class ChatModel implements IDisposable {
       // A refusal (gone, or archived elsewhere) leaves nothing to keep;
       // only an unreachable server keeps the conversation, to try again.
       if (reply.error?.code === ClientCodes.UNREACHABLE) {
-        this._setNotice(ChatTexts.failure(reply.error));
+        this._setNotice(ChatTexts.failure(reply.error, this._trans));
         return false;
       }
       this._conversation = null;
@@ -255,6 +279,8 @@ export class ChatModel implements IDisposable {
     this._abort = null;
     this._turns = [];
     this._running = false;
+    // What the person chose stays; the rest follows the preferences of now.
+    this._applyPreferences();
     this._turnChanged.emit(-1);
     this._setNotice('');
     return true;
@@ -268,6 +294,7 @@ export class ChatModel implements IDisposable {
       return;
     }
     this._isDisposed = true;
+    this._preferences?.changed.disconnect(this._onPreferences, this);
     this._generation++;
     this._abort?.abort();
     Signal.clearData(this);
@@ -277,11 +304,11 @@ export class ChatModel implements IDisposable {
     const reply = await this._api.agents();
     if (reply.error) {
       this._loading = null;
-      this._setNotice(ChatTexts.failure(reply.error));
+      this._setNotice(ChatTexts.failure(reply.error, this._trans));
       return;
     }
     this._catalog = reply.result;
-    this._settings = initialSettings(this._catalog);
+    this._settings = initialSettings(this._catalog, this._preferences?.values);
     this._setNotice('');
     await this._resume();
   }
@@ -344,7 +371,17 @@ export class ChatModel implements IDisposable {
     attachment: ContextModel.IAttachment | null
   ): Promise<Outcome<Response>> {
     if (!this._conversation) {
-      const created = await this._api.createConversation(this._settings);
+      let created = await this._api.createConversation(this._settings);
+      const fallback = created.error && this._serverDefaults(created.error);
+      if (fallback) {
+        // A preference the server's policy does not allow gives way to the
+        // server's default; a choice the person made is never replaced.
+        created = await this._api.createConversation(fallback);
+        if (!created.error) {
+          this._settings = fallback;
+          this._setNotice(ChatTexts.preferenceRefused(this._trans));
+        }
+      }
       if (created.error) {
         return { error: created.error };
       }
@@ -399,8 +436,61 @@ export class ChatModel implements IDisposable {
       }
     });
     if (!followed && current()) {
-      this._replace(index, abandonTurn(this._turns[index], ChatTexts.LOST));
+      this._replace(
+        index,
+        abandonTurn(this._turns[index], ChatTexts.lost(this._trans))
+      );
     }
+  }
+
+  /**
+   * The settings with the server's defaults in place of the preferences,
+   * when the server refused a conversation for its policy (`not-permitted`)
+   * and a preference set the agent or the mode; else `null`.
+   */
+  private _serverDefaults(error: IRefusal): IConversationSettings | null {
+    const catalog = this._catalog;
+    if (error.code !== 'not-permitted' || !catalog) {
+      return null;
+    }
+    const next = this._unchosen(initialSettings(catalog));
+    const s = this._settings;
+    return next.agentId !== s.agentId || next.mode !== s.mode ? next : null;
+  }
+
+  /**
+   * Follow changed preferences while the next conversation is not created.
+   */
+  private _onPreferences(): void {
+    if (!this._conversation && this._turns.length === 0 && this._catalog) {
+      this._applyPreferences();
+      this._changed.emit();
+    }
+  }
+
+  /**
+   * Set what the person did not choose to what the preferences say.
+   */
+  private _applyPreferences(): void {
+    if (!this._catalog) {
+      return;
+    }
+    this._settings = this._unchosen(
+      initialSettings(this._catalog, this._preferences?.values)
+    );
+  }
+
+  /**
+   * The settings with the agent and the mode of `other` where the person
+   * did not choose them.
+   */
+  private _unchosen(other: IConversationSettings): IConversationSettings {
+    const s = this._settings;
+    return {
+      ...s,
+      agentId: this._chosen.has('agentId') ? s.agentId : other.agentId,
+      mode: this._chosen.has('mode') ? s.mode : other.mode
+    };
   }
 
   private _replace(index: number, turn: ITurn): void {
@@ -433,6 +523,10 @@ export class ChatModel implements IDisposable {
   private _pageId: string;
   private _context: ContextModel;
   private _cellLabel: (a: ContextModel.IAttachment) => string;
+  private _trans: TranslationBundle;
+  private _preferences: Preferences | null;
+  /** The settings the person changed; preferences never override them. */
+  private _chosen = new Set<keyof IConversationSettings>();
   private _catalog: IAgentsInfo | null = null;
   private _loading: Promise<void> | null = null;
   private _settings: IConversationSettings = NO_SETTINGS;
@@ -464,5 +558,9 @@ export namespace ChatModel {
     cellLabel: (attachment: ContextModel.IAttachment) => string;
     /** The client of the server's API. */
     api: CopilotApi;
+    /** The words of the panel, in the person's language. */
+    trans: TranslationBundle;
+    /** The person's preferred agent and mode for a new conversation. */
+    preferences?: Preferences | null;
   }
 }

@@ -1,6 +1,8 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { TranslationBundle } from '@jupyterlab/translation';
+
 import { ClientCodes, IRefusal } from '../api';
 import { REFUSAL_TEXT } from '../protocol';
 
@@ -12,32 +14,55 @@ export namespace ChatTexts {
   /**
    * Said when a running reply's stream broke off and its outcome cannot be read.
    */
-  export const LOST =
-    'The connection to the Copilot server was lost before the reply ended.';
+  export function lost(trans: TranslationBundle): string {
+    return trans.__(
+      'The connection to the Copilot server was lost before the reply ended.'
+    );
+  }
+
+  /**
+   * Said when the server's policy refused the preferred agent or mode and
+   * the conversation started with the server's defaults instead.
+   */
+  export function preferenceRefused(trans: TranslationBundle): string {
+    return trans.__(
+      "This server does not allow your default agent or mode; the conversation uses the server's default."
+    );
+  }
 
   /**
    * Why a request of the chat failed, for a person.
    *
    * @param error - The refusal the API call resolved to.
    */
-  export function failure(error: IRefusal): string {
+  export function failure(error: IRefusal, trans: TranslationBundle): string {
     switch (error.code) {
       case ClientCodes.UNREACHABLE:
-        return 'The Copilot server cannot be reached. Try again.';
+        return trans.__('The Copilot server cannot be reached. Try again.');
       case ClientCodes.BAD_REPLY:
-        return 'Something went wrong. Try again.';
+        return trans.__('Something went wrong. Try again.');
       case 'conversation-busy':
-        return 'A reply is still running. Wait for it, or press Stop.';
+        return trans.__(
+          'A reply is still running. Wait for it, or press Stop.'
+        );
       case 'stale-source':
-        return 'The attached cell changed after it was attached. Attach it again and resend.';
+        return trans.__(
+          'The attached cell changed after it was attached. Attach it again and resend.'
+        );
       case 'cell-not-found':
-        return 'The attached cell is gone. Attach another cell, or send without one.';
+        return trans.__(
+          'The attached cell is gone. Attach another cell, or send without one.'
+        );
       case 'unknown-conversation':
-        return 'This conversation no longer exists on the server. Start a new conversation.';
+        return trans.__(
+          'This conversation no longer exists on the server. Start a new conversation.'
+        );
       case 'feature-disabled':
-        return REFUSAL_TEXT['feature-disabled'];
+        return trans.__(REFUSAL_TEXT['feature-disabled']);
       default:
-        return error.message || 'The Copilot server refused the request.';
+        return (
+          error.message || trans.__('The Copilot server refused the request.')
+        );
     }
   }
 }

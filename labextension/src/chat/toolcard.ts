@@ -1,6 +1,7 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { checkIcon, closeIcon, LabIcon } from '@jupyterlab/ui-components';
 
 import { element } from '../dom';
@@ -20,7 +21,10 @@ export namespace ToolCard {
   /**
    * The empty card of a tool call.
    */
-  export function create(toolCallId: string): HTMLElement {
+  export function create(
+    toolCallId: string,
+    trans: TranslationBundle
+  ): HTMLElement {
     const node = element('div', 'jp-Copilot-ToolCard');
     node.dataset.toolCallId = toolCallId;
     const line = element('div', 'jp-Copilot-ToolCardLine');
@@ -29,7 +33,7 @@ export namespace ToolCard {
     line.append(icon, element('span', 'jp-Copilot-ToolCardTitle'));
     const details = element('details', 'jp-Copilot-ToolCardDetails');
     details.append(
-      element('summary', '', 'Details'),
+      element('summary', '', trans.__('Details')),
       element('pre', 'jp-Copilot-ToolCardFull'),
       element('pre', 'jp-Copilot-ToolCardOutput')
     );
@@ -40,25 +44,29 @@ export namespace ToolCard {
   /**
    * Show a tool call's title, status, error and output.
    */
-  export function update(node: HTMLElement, call: IToolCall): void {
+  export function update(
+    node: HTMLElement,
+    call: IToolCall,
+    trans: TranslationBundle
+  ): void {
     if (node.dataset.status !== call.status) {
       node.dataset.status = call.status;
       const icon = node.querySelector<HTMLElement>('.jp-Copilot-ToolCardIcon')!;
       const props = { tag: 'span' as const, className: 'jp-Copilot-Icon' };
       const svg = Private.ICONS[call.status]?.element(props);
       icon.replaceChildren(...(svg ? [svg] : []));
-      icon.setAttribute(
-        'aria-label',
-        Private.STATUS[call.status] ?? call.status
-      );
+      icon.setAttribute('aria-label', Private.status(call.status, trans));
       icon.title = icon.getAttribute('aria-label')!;
     }
     const title = node.querySelector<HTMLElement>('.jp-Copilot-ToolCardTitle')!;
-    title.textContent = call.title;
-    title.title = call.title;
+    const name = call.title || trans.__('Tool call');
+    title.textContent = name;
+    title.title = name;
     const failed = call.status === 'failed';
     const full = failed ? (call.error ?? '').trim() : '';
-    const short = failed ? shortError(full) || 'The tool call failed.' : '';
+    const short = failed
+      ? shortError(full) || trans.__('The tool call failed.')
+      : '';
     const error = node.querySelector<HTMLElement>('.jp-Copilot-ToolCardError')!;
     error.textContent = short;
     error.hidden = !failed;
@@ -73,7 +81,9 @@ export namespace ToolCard {
       '.jp-Copilot-ToolCardDetails'
     )!;
     details.hidden = !full && !output;
-    details.querySelector('summary')!.textContent = full ? 'Details' : 'Output';
+    details.querySelector('summary')!.textContent = full
+      ? trans.__('Details')
+      : trans.__('Output');
     Private.text(details, '.jp-Copilot-ToolCardFull', full);
     Private.text(details, '.jp-Copilot-ToolCardOutput', output);
   }
@@ -104,10 +114,18 @@ namespace Private {
   /**
    * The status in words, for assistive technology and the tooltip.
    */
-  export const STATUS: Record<string, string> = {
-    pending: 'Waiting',
-    in_progress: 'Running',
-    completed: 'Done',
-    failed: 'Failed'
-  };
+  export function status(value: string, trans: TranslationBundle): string {
+    switch (value) {
+      case 'pending':
+        return trans.__('Waiting');
+      case 'in_progress':
+        return trans.__('Running');
+      case 'completed':
+        return trans.__('Done');
+      case 'failed':
+        return trans.__('Failed');
+      default:
+        return value;
+    }
+  }
 }

@@ -1,7 +1,9 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
-// Pure: no imports, so that Node runs the compiled module in the tests.
+// Pure: type imports only, so that Node runs the compiled module in the tests.
+
+import type { TranslationBundle } from '@jupyterlab/translation';
 
 /**
  * One tool call of a turn, as a one-line card shows it.
@@ -175,7 +177,7 @@ export function applyEvent(turn: ITurn, event: StreamEvent): ITurn {
       const call: IToolCall = Private.withOptional(
         {
           toolCallId: event.toolCallId,
-          title: event.title || old?.title || 'Tool call',
+          title: event.title || old?.title || '',
           status: event.status ?? old?.status ?? 'pending',
           // A call that moved on from failing forgets its error.
           error: event.error ?? (moved ? null : (old?.error ?? null))
@@ -236,7 +238,7 @@ export function parseTurn(raw: unknown): ITurn | null {
       text: Private.str(user.text) ?? '',
       attachment:
         a && typeof a.cellId === 'string'
-          ? { cellId: a.cellId, label: Private.str(a.label) || 'Cell' }
+          ? { cellId: a.cellId, label: Private.str(a.label) ?? '' }
           : null
     },
     reply: Private.str(r.reply) ?? '',
@@ -248,7 +250,7 @@ export function parseTurn(raw: unknown): ITurn | null {
         Private.withOptional(
           {
             toolCallId: c.toolCallId as string,
-            title: Private.str(c.title) || 'Tool call',
+            title: Private.str(c.title) ?? '',
             status: Private.str(c.status) ?? 'pending',
             error: Private.str(c.error)
           },
@@ -264,8 +266,13 @@ export function parseTurn(raw: unknown): ITurn | null {
 
 /**
  * What to say under a finished turn; `null` for a reply that simply ended.
+ *
+ * @param trans - The words of the panel, in the person's language.
  */
-export function endNotice(turn: ITurn): INotice | null {
+export function endNotice(
+  turn: ITurn,
+  trans: TranslationBundle
+): INotice | null {
   const error = (turn.error ?? '').trim();
   const info = (text: string): INotice => ({
     level: 'info',
@@ -277,24 +284,30 @@ export function endNotice(turn: ITurn): INotice | null {
     case 'end_turn':
       return null;
     case 'cancelled':
-      return info('Stopped.');
+      return info(trans.__('Stopped.'));
     case 'max_tokens':
-      return info('The reply was cut off: it reached its length limit.');
+      return info(
+        trans.__('The reply was cut off: it reached its length limit.')
+      );
     case 'max_turn_requests':
       return info(
-        'The agent stopped: it reached its limit of steps for one message.'
+        trans.__(
+          'The agent stopped: it reached its limit of steps for one message.'
+        )
       );
     case 'refusal':
-      return info('The agent declined to answer this message.');
+      return info(trans.__('The agent declined to answer this message.'));
     case 'error': {
       // The server's own words come first; a long account goes in the details.
       const text = error
         ? shortError(error, Private.NOTICE_CHARS)
-        : 'The agent stopped unexpectedly. You can send another message.';
+        : trans.__(
+            'The agent stopped unexpectedly. You can send another message.'
+          );
       return { level: 'error', text, details: text === error ? '' : error };
     }
     default:
-      return info('The reply ended early.');
+      return info(trans.__('The reply ended early.'));
   }
 }
 

@@ -2,6 +2,7 @@
 // Distributed under the terms of the Modified BSD License.
 
 import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { caretLeftIcon, historyIcon } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
 import { Panel, Widget } from '@lumino/widgets';
@@ -31,26 +32,34 @@ export class ChatView extends Panel {
     super();
     this.addClass('jp-Copilot-Chat');
     this._context = options.context;
+    const trans = (this._trans = options.trans);
     this.model = options.model;
     this.archive = options.archive;
     const header = element('div', 'jp-Copilot-ChatHeader');
-    this._back = iconButton('jp-Copilot-Back', caretLeftIcon, 'Back');
+    this._back = iconButton('jp-Copilot-Back', caretLeftIcon, trans.__('Back'));
     this._title = element('h3', 'jp-Copilot-ChatTitle');
     this._history = iconButton(
       'jp-Copilot-Archive',
       historyIcon,
-      'Earlier conversations'
+      trans.__('Earlier conversations')
     );
     header.append(this._back, this._title, this._history);
     this.addWidget(new Widget({ node: header }));
-    this._messages = new MessagesView({ rendermime: options.rendermime });
-    this._list = new ArchiveListView(this.archive);
-    this._archived = new MessagesView({ rendermime: options.rendermime });
+    this._messages = new MessagesView({
+      rendermime: options.rendermime,
+      trans
+    });
+    this._list = new ArchiveListView(this.archive, trans);
+    this._archived = new MessagesView({
+      rendermime: options.rendermime,
+      trans
+    });
     this._archived.addClass('jp-mod-readonly');
     this.composer = new Composer({
       model: this.model,
       context: options.context,
       cellLabel: options.cellLabel,
+      trans,
       onNewConversation: () => void this.newConversation()
     });
     for (const w of [
@@ -156,6 +165,7 @@ export class ChatView extends Panel {
 
   private _render(): void {
     const { conversation, isRunning, catalog, settings } = this.model;
+    const trans = this._trans;
     const mode = this.archive.mode;
     const viewing = this.archive.viewing;
     const d = this.node.dataset;
@@ -171,7 +181,8 @@ export class ChatView extends Panel {
     this._history.setAttribute('aria-pressed', String(mode !== 'closed'));
     if (mode === 'view') {
       this._archived.emptyText =
-        this.archive.message || (viewing ? 'No messages.' : 'Loading…');
+        this.archive.message ||
+        (viewing ? trans.__('No messages.') : trans.__('Loading…'));
       if (viewing !== this._shownArchived) {
         this._shownArchived = viewing;
         this._archived.setTurns(viewing?.turns ?? []);
@@ -179,21 +190,27 @@ export class ChatView extends Panel {
     }
     this._title.textContent =
       mode === 'list'
-        ? 'Earlier conversations'
+        ? trans.__('Earlier conversations')
         : mode === 'view'
-          ? `${viewing?.conversation.title || 'Conversation'} (read only)`
-          : conversation?.title || 'New conversation';
+          ? trans.__(
+              '%1 (read only)',
+              viewing?.conversation.title || trans.__('Conversation')
+            )
+          : conversation?.title || trans.__('New conversation');
     this._title.title = this._title.textContent;
     const agent = catalog?.agents.find(a => a.id === settings.agentId);
     this._messages.emptyText = !catalog
-      ? this.model.notice || 'Loading the agents…'
+      ? this.model.notice || trans.__('Loading the agents…')
       : agent
-        ? `Ask ${agent.label} about your notebook. Attach a cell to talk about it; ` +
-          'under Context you choose what else the agent may read.'
-        : 'No agent is available on this server.';
+        ? trans.__(
+            'Ask %1 about your notebook. Attach a cell to talk about it; under Context you choose what else the agent may read.',
+            agent.label
+          )
+        : trans.__('No agent is available on this server.');
   }
 
   private _context: ContextModel;
+  private _trans: TranslationBundle;
   private _back: HTMLButtonElement;
   private _title: HTMLElement;
   private _history: HTMLButtonElement;
@@ -221,5 +238,7 @@ export namespace ChatView {
     cellLabel: (attachment: ContextModel.IAttachment) => string;
     /** JupyterLab's renderers, for the agent's Markdown; plain text without. */
     rendermime: IRenderMimeRegistry | null;
+    /** The words of the panel, in the person's language. */
+    trans: TranslationBundle;
   }
 }

@@ -1,6 +1,7 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { TranslationBundle } from '@jupyterlab/translation';
 import type { JupyterFrontEnd } from '@jupyterlab/application';
 import type { CopilotApi } from '../api';
 import { IDisposable } from '@lumino/disposable';
@@ -29,6 +30,7 @@ export class FileReviewManager implements IDisposable {
     this._bridge = options.bridge;
     this._languages = options.languages ?? null;
     this._api = options.api;
+    this._trans = options.trans;
     this._bridge.fileReviewRequested.connect(this._onRequested, this);
     this._bridge.fileReviewEnded.connect(this._onEnded, this);
   }
@@ -73,8 +75,14 @@ export class FileReviewManager implements IDisposable {
     if (!ui || !stillWanted || endedMeanwhile) {
       return;
     }
-    const view = new ui.FileReviewView({ review, extensions });
-    const controller = new ui.FileReview({ review, view, api: this._api });
+    const trans = this._trans;
+    const view = new ui.FileReviewView({ review, extensions, trans });
+    const controller = new ui.FileReview({
+      review,
+      view,
+      api: this._api,
+      trans
+    });
     this._reviews.set(id, controller);
     controller.closed.connect(() => this._reviews.delete(id));
     this._shell.add(view, 'main');
@@ -94,6 +102,7 @@ export class FileReviewManager implements IDisposable {
   private _shell: JupyterFrontEnd.IShell;
   private _bridge: Bridge;
   private _languages: ILanguages | null;
+  private _trans: TranslationBundle;
   private _api: CopilotApi;
   private _reviews = new Map<string, FileReview>();
   /** The reviews whose tab is being prepared, with how they ended meanwhile. */
@@ -117,6 +126,8 @@ export namespace FileReviewManager {
     languages?: ILanguages | null;
     /** The client of the server's API. */
     api: CopilotApi;
+    /** The words of the reviews, in the person's language. */
+    trans: TranslationBundle;
   }
 }
 

@@ -1,6 +1,7 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
@@ -26,6 +27,7 @@ export class FileReview implements IDisposable {
     this.review = options.review;
     this.view = options.view;
     this._api = options.api;
+    this._trans = options.trans;
     this.view.keepRequested.connect(this._keep, this);
     this.view.undoRequested.connect(this._undo, this);
     this.view.disposed.connect(this._onViewDisposed, this);
@@ -71,7 +73,7 @@ export class FileReview implements IDisposable {
     ) {
       return;
     }
-    this.view.setState('ended', FileReviewTexts.ended(decision));
+    this.view.setState('ended', FileReviewTexts.ended(decision, this._trans));
   }
 
   /**
@@ -96,7 +98,7 @@ export class FileReview implements IDisposable {
       return;
     }
     if (!reply.error) {
-      this.view.setState('written', FileReviewTexts.WRITTEN);
+      this.view.setState('written', FileReviewTexts.written(this._trans));
       // Leave the word up for a moment, then go.
       this._closeTimer = window.setTimeout(
         () => this.dispose(),
@@ -106,7 +108,8 @@ export class FileReview implements IDisposable {
     }
     const refused = FileReviewTexts.refusal(
       reply.error.code,
-      reply.error.message
+      reply.error.message,
+      this._trans
     );
     this.view.setState(refused.ended ? 'ended' : 'refused', refused.text);
   }
@@ -143,7 +146,7 @@ export class FileReview implements IDisposable {
     }
     if (!this.view.isDisposed) {
       const network = reply.error.code === ClientCodes.UNREACHABLE;
-      this.view.setState(before, FileReviewTexts.failure(network));
+      this.view.setState(before, FileReviewTexts.failure(network, this._trans));
     }
     return null;
   }
@@ -161,6 +164,7 @@ export class FileReview implements IDisposable {
     Signal.clearData(this);
   }
 
+  private _trans: TranslationBundle;
   private _api: CopilotApi;
   private _closeTimer = 0;
   private _isDisposed = false;
@@ -181,6 +185,8 @@ export namespace FileReview {
     view: FileReviewView;
     /** The client of the server's API. */
     api: CopilotApi;
+    /** The words of the review, in the person's language. */
+    trans: TranslationBundle;
   }
 }
 

@@ -2,6 +2,7 @@
 // Distributed under the terms of the Modified BSD License.
 
 import { PathExt } from '@jupyterlab/coreutils';
+import type { TranslationBundle } from '@jupyterlab/translation';
 
 import { REFUSAL_TEXT } from '../protocol';
 import type { FileReviewOutcome, IFileReview } from '../protocol';
@@ -14,22 +15,27 @@ export namespace FileReviewTexts {
   /**
    * The tab's label: "Review: notes.txt".
    */
-  export function title(path: string): string {
-    return `Review: ${PathExt.basename(path)}`;
+  export function title(path: string, trans: TranslationBundle): string {
+    return trans.__('Review: %1', PathExt.basename(path));
   }
 
   /**
    * The header's parts: who proposes, what it would do, and to which path.
    */
-  export function header(review: IFileReview): {
+  export function header(
+    review: IFileReview,
+    trans: TranslationBundle
+  ): {
     agent: string;
     verb: string;
     path: string;
   } {
     return {
-      agent: review.agentLabel || 'An agent',
+      agent: review.agentLabel || trans.__('An agent'),
       verb:
-        review.original === null ? 'proposes to create' : 'proposes to change',
+        review.original === null
+          ? trans.__('proposes to create')
+          : trans.__('proposes to change'),
       path: review.path
     };
   }
@@ -37,7 +43,9 @@ export namespace FileReviewTexts {
   /**
    * Said once Keep went through.
    */
-  export const WRITTEN = 'Written.';
+  export function written(trans: TranslationBundle): string {
+    return trans.__('Written.');
+  }
 
   /**
    * Whether a refused decision ends the review (Undo becomes Dismiss), and
@@ -49,47 +57,61 @@ export namespace FileReviewTexts {
    */
   export function refusal(
     code: string,
-    message: string
+    message: string,
+    trans: TranslationBundle
   ): { ended: boolean; text: string } {
     switch (code) {
       case 'stale-source':
         return {
           ended: true,
-          text: 'The file changed since this was proposed; nothing was written.'
+          text: trans.__(
+            'The file changed since this was proposed; nothing was written.'
+          )
         };
       case 'kill-switch':
         return {
           ended: false,
-          text: `${REFUSAL_TEXT['kill-switch']} Nothing was written.`
+          text: trans.__(
+            '%1 Nothing was written.',
+            trans.__(REFUSAL_TEXT['kill-switch'])
+          )
         };
       case 'aborted':
         return {
           ended: true,
-          text: 'This proposal was already decided or withdrawn.'
+          text: trans.__('This proposal was already decided or withdrawn.')
         };
       case 'outside-root':
         return {
           ended: true,
-          text: "This file is outside the server's folder, so it cannot be written."
+          text: trans.__(
+            "This file is outside the server's folder, so it cannot be written."
+          )
         };
       case 'denied':
         return {
           ended: true,
-          text: 'Only the person whose conversation this is can decide it; nothing was written.'
+          text: trans.__(
+            'Only the person whose conversation this is can decide it; nothing was written.'
+          )
         };
       case 'read-only':
         return {
           ended: false,
           text:
             message ||
-            'You may not write files on this server; nothing was written.'
+            trans.__(
+              'You may not write files on this server; nothing was written.'
+            )
         };
       default:
         return {
           ended: false,
           text:
             message ||
-            'The Copilot server did not accept the decision; nothing was written.'
+            trans.__(
+              'The Copilot server did not accept the decision; nothing was written.'
+            )
         };
     }
   }
@@ -99,27 +121,34 @@ export namespace FileReviewTexts {
    *
    * @param network - Whether the server could not be reached at all.
    */
-  export function failure(network: boolean): string {
+  export function failure(network: boolean, trans: TranslationBundle): string {
     return network
-      ? 'The Copilot server could not be reached. Try again.'
-      : 'The Copilot server could not take the decision. Try again.';
+      ? trans.__('The Copilot server could not be reached. Try again.')
+      : trans.__('The Copilot server could not take the decision. Try again.');
   }
 
   /**
    * How a review ended, as the server said (`file-review-ended`).
    */
-  export function ended(decision: FileReviewOutcome): string {
+  export function ended(
+    decision: FileReviewOutcome,
+    trans: TranslationBundle
+  ): string {
     switch (decision) {
       case 'keep':
-        return 'Kept: the file was written.';
+        return trans.__('Kept: the file was written.');
       case 'undo':
-        return 'Undone: nothing was written.';
+        return trans.__('Undone: nothing was written.');
       case 'conflict':
-        return 'The file changed since this was proposed; nothing was written.';
+        return trans.__(
+          'The file changed since this was proposed; nothing was written.'
+        );
       case 'withdrawn':
-        return 'The conversation ended, so this proposal was withdrawn; nothing was written.';
+        return trans.__(
+          'The conversation ended, so this proposal was withdrawn; nothing was written.'
+        );
       default:
-        return 'This proposal is no longer open.';
+        return trans.__('This proposal is no longer open.');
     }
   }
 }

@@ -1,6 +1,7 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { TranslationBundle } from '@jupyterlab/translation';
 import type { Extension } from '@codemirror/state';
 import type { EditorView } from '@codemirror/view';
 import { Message } from '@lumino/messaging';
@@ -39,9 +40,10 @@ export class FileReviewView extends Widget {
   constructor(options: FileReviewView.IOptions) {
     super();
     const { review } = options;
+    const trans = (this._trans = options.trans);
     this.id = `jp-Copilot-FileReview-${Private.next++}`;
     this.addClass('jp-Copilot-FileReview');
-    this.title.label = FileReviewTexts.title(review.path);
+    this.title.label = FileReviewTexts.title(review.path, trans);
     this.title.caption = review.path;
     this.title.icon = copilotIcon;
     this.title.closable = true;
@@ -49,11 +51,11 @@ export class FileReviewView extends Widget {
     node.dataset.reviewId = review.reviewId;
     node.dataset.change = review.original === null ? 'create' : 'change';
     node.setAttribute('role', 'region');
-    node.setAttribute('aria-label', `Review of ${review.path}`);
+    node.setAttribute('aria-label', trans.__('Review of %1', review.path));
     // Focusable by script only, to take the focus when the tab opens.
     node.tabIndex = -1;
 
-    const words = FileReviewTexts.header(review);
+    const words = FileReviewTexts.header(review, trans);
     const header = element('div', 'jp-Copilot-FileReviewHeader');
     header.append(
       element('span', 'jp-Copilot-FileReviewAgent', words.agent),
@@ -62,14 +64,13 @@ export class FileReviewView extends Widget {
     );
     this._keep = Private.button(
       'jp-Copilot-FileReviewKeep jp-mod-accept',
-      'Keep'
+      trans.__('Keep')
     );
-    this._keep.title = 'Write the proposal to the file';
+    this._keep.title = trans.__('Write the proposal to the file');
     this._undo = Private.button(
       'jp-Copilot-FileReviewUndo jp-mod-reject',
-      'Undo'
+      trans.__('Undo')
     );
-    this._undo.title = 'Discard the proposal and leave the file as it is';
     this._keep.addEventListener('click', this._onKeep);
     this._undo.addEventListener('click', this._onUndo);
     const bar = element('div', 'jp-Copilot-FileReviewBar');
@@ -79,7 +80,7 @@ export class FileReviewView extends Widget {
     this._message.setAttribute('role', 'status');
     this._message.setAttribute('aria-live', 'polite');
     this._diff = element('div', 'jp-Copilot-FileReviewDiff');
-    this._diff.setAttribute('aria-label', 'Differences, read-only');
+    this._diff.setAttribute('aria-label', trans.__('Differences, read-only'));
     node.append(bar, this._message, this._diff);
 
     this._editor = createDiff(
@@ -133,10 +134,11 @@ export class FileReviewView extends Widget {
     this._keep.disabled = over || state === 'refused';
     this._keep.setAttribute('aria-disabled', String(state !== 'open'));
     this._undo.setAttribute('aria-disabled', String(busy));
-    this._undo.textContent = over ? 'Dismiss' : 'Undo';
+    const trans = this._trans;
+    this._undo.textContent = over ? trans.__('Dismiss') : trans.__('Undo');
     this._undo.title = over
-      ? 'Close this review'
-      : 'Discard the proposal and leave the file as it is';
+      ? trans.__('Close this review')
+      : trans.__('Discard the proposal and leave the file as it is');
     this._message.textContent = message;
     this._message.hidden = !message;
     if (hadKeepFocus && this._keep.disabled) {
@@ -179,6 +181,7 @@ export class FileReviewView extends Widget {
     }
   }
 
+  private _trans: TranslationBundle;
   private _onKeep = (): void => {
     if (this._state === 'open') {
       this._keepRequested.emit();
@@ -213,6 +216,8 @@ export namespace FileReviewView {
     review: IFileReview;
     /** More editor extensions, e.g. the file's language for highlighting. */
     extensions?: Extension[];
+    /** The words of the review, in the person's language. */
+    trans: TranslationBundle;
   }
 
   /**

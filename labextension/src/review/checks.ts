@@ -10,6 +10,7 @@
  * compiled file directly in tests.
  */
 
+import type { TranslationBundle } from '@jupyterlab/translation';
 import type { PageCode as AnyPageCode } from '../generated/vocabulary';
 import { REFUSAL_TEXT } from '../generated/vocabulary.js';
 import { sourceHash } from '../hash.js';
@@ -176,20 +177,32 @@ export function replacement(before: string, after: string): IReplacement {
  *
  * @param code - The `keep-verdict` code, e.g. `kill-switch` or `aborted`.
  */
-export function verdictMessage(code: string | undefined): string {
+export function verdictMessage(
+  code: string | undefined,
+  trans: TranslationBundle
+): string {
   switch (code) {
     case 'kill-switch':
-      return Messages.toolsDisabled;
+      return Messages.toolsDisabled(trans);
     case 'feature-disabled':
-      return `${REFUSAL_TEXT['feature-disabled']} This proposal can no longer be kept.`;
+      return trans.__(
+        '%1 This proposal can no longer be kept.',
+        trans.__(REFUSAL_TEXT['feature-disabled'])
+      );
     case 'aborted':
-      return 'This proposal was withdrawn.';
+      return trans.__('This proposal was withdrawn.');
     case 'no-active-session':
-      return "The notebook's kernel session ended; this proposal can no longer be kept.";
+      return trans.__(
+        "The notebook's kernel session ended; this proposal can no longer be kept."
+      );
     case 'timeout':
-      return 'The Copilot server did not confirm in time; nothing was applied.';
+      return trans.__(
+        'The Copilot server did not confirm in time; nothing was applied.'
+      );
     default:
-      return 'The Copilot server did not allow this edit; nothing was applied.';
+      return trans.__(
+        'The Copilot server did not allow this edit; nothing was applied.'
+      );
   }
 }
 
@@ -198,16 +211,27 @@ export function verdictMessage(code: string | undefined): string {
  */
 export namespace Messages {
   /** Tools are disabled by the kill switch. */
-  export const toolsDisabled =
-    'Copilot edits were turned off by the administrator; this proposal can no longer be kept.';
+  export function toolsDisabled(trans: TranslationBundle): string {
+    return trans.__(
+      'Copilot edits were turned off by the administrator; this proposal can no longer be kept.'
+    );
+  }
   /** Keep is waiting for the server's verdict. */
-  export const keeping = 'Checking with the Copilot server…';
+  export function keeping(trans: TranslationBundle): string {
+    return trans.__('Checking with the Copilot server…');
+  }
   /** The cell changed between the proposal and Keep. */
-  export const conflict =
-    'The cell changed since this was proposed; nothing was applied.';
+  export function conflict(trans: TranslationBundle): string {
+    return trans.__(
+      'The cell changed since this was proposed; nothing was applied.'
+    );
+  }
   /** The cell was locked between the proposal and Keep. */
-  export const locked =
-    'The cell was locked since this was proposed; nothing was applied.';
+  export function locked(trans: TranslationBundle): string {
+    return trans.__(
+      'The cell was locked since this was proposed; nothing was applied.'
+    );
+  }
 }
 
 namespace Private {

@@ -1,6 +1,7 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { JupyterFrontEnd } from '@jupyterlab/application';
 import { Cell, ICellModel } from '@jupyterlab/cells';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
@@ -38,6 +39,7 @@ export class ReviewManager implements IDisposable {
     this._bridge = options.bridge;
     this._languages = options.languages ?? null;
     this._onChange = options.onChange ?? (() => undefined);
+    this._trans = options.trans;
     this._bridge.toolsEnabledChanged.connect(this._onToolsEnabled, this);
     this._bridge.welcomed.connect(this._onToolsEnabled, this);
   }
@@ -102,7 +104,8 @@ export class ReviewManager implements IDisposable {
         cellId: proposal.cellId,
         original: target.model.sharedModel.getSource(),
         proposed: proposal.newSource,
-        extensions
+        extensions,
+        trans: this._trans
       });
       if (!insertReview(target.cell, view)) {
         view.dispose();
@@ -118,7 +121,8 @@ export class ReviewManager implements IDisposable {
         cell: target.cell,
         view,
         bridge: this._bridge,
-        onChange: this._onChange
+        onChange: this._onChange,
+        trans: this._trans
       });
       this._reviews.set(callId, review);
       review.closed.connect(this._onClosed, this);
@@ -221,6 +225,7 @@ export class ReviewManager implements IDisposable {
 
   private _shell: JupyterFrontEnd.IShell;
   private _notebooks: INotebookTracker;
+  private _trans: TranslationBundle;
   private _bridge: Bridge;
   private _languages: ILanguages | null;
   private _onChange: () => void;
@@ -247,6 +252,8 @@ export namespace ReviewManager {
     languages?: ILanguages | null;
     /** Called once after a review opened, was decided or was withdrawn. */
     onChange?: () => void;
+    /** The words of the reviews, in the person's language. */
+    trans: TranslationBundle;
   }
 }
 

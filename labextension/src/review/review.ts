@@ -1,6 +1,7 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { Cell, ICellModel } from '@jupyterlab/cells';
 import { NotebookPanel } from '@jupyterlab/notebook';
 import { IDisposable } from '@lumino/disposable';
@@ -31,6 +32,7 @@ export class Review implements IDisposable {
     this.view = options.view;
     this._bridge = options.bridge;
     this._onChange = options.onChange;
+    this._trans = options.trans;
     this.view.keepRequested.connect(this._keep, this);
     this.view.undoRequested.connect(this._undo, this);
     this.view.disposed.connect(this._onViewDisposed, this);
@@ -120,11 +122,11 @@ export class Review implements IDisposable {
       return;
     }
     if (this._keeping) {
-      this.view.setState('keeping', Messages.keeping);
+      this.view.setState('keeping', Messages.keeping(this._trans));
     } else if (this._refusal) {
-      this.view.setState('refused', verdictMessage(this._refusal));
+      this.view.setState('refused', verdictMessage(this._refusal, this._trans));
     } else if (!this._bridge.toolsEnabled) {
-      this.view.setState('refused', Messages.toolsDisabled);
+      this.view.setState('refused', Messages.toolsDisabled(this._trans));
     } else {
       this.view.setState('open');
     }
@@ -151,7 +153,7 @@ export class Review implements IDisposable {
       this._report('conflict');
       this.view.setState(
         'conflict',
-        locked ? Messages.locked : Messages.conflict
+        locked ? Messages.locked(this._trans) : Messages.conflict(this._trans)
       );
       return;
     }
@@ -206,6 +208,7 @@ export class Review implements IDisposable {
     this.dispose();
   }
 
+  private _trans: TranslationBundle;
   private _bridge: Bridge;
   private _onChange: () => void;
   private _keeping = false;
@@ -235,6 +238,8 @@ export namespace Review {
     bridge: Bridge;
     /** Called once after each reported decision. */
     onChange: () => void;
+    /** The words of the status line, in the person's language. */
+    trans: TranslationBundle;
   }
 
   /**

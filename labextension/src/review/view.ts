@@ -3,6 +3,7 @@
 
 import type { Extension } from '@codemirror/state';
 import type { EditorView } from '@codemirror/view';
+import type { TranslationBundle } from '@jupyterlab/translation';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
@@ -24,12 +25,16 @@ export class ReviewView extends Widget {
    */
   constructor(options: ReviewView.IOptions) {
     super();
+    const trans = (this._trans = options.trans);
     this.addClass('jp-Copilot-Review');
     const node = this.node;
     node.dataset.callId = options.callId;
     node.dataset.cellId = options.cellId;
     node.setAttribute('role', 'region');
-    node.setAttribute('aria-label', 'Edit proposed by a Copilot tool');
+    node.setAttribute(
+      'aria-label',
+      trans.__('Edit proposed by a Copilot tool')
+    );
     // Keys typed in the review are the review's: no notebook shortcuts.
     node.setAttribute('data-lm-suppress-shortcuts', 'true');
     node.addEventListener('mousedown', Private.stop);
@@ -39,18 +44,26 @@ export class ReviewView extends Widget {
     const label = element(
       'span',
       'jp-Copilot-ReviewLabel',
-      'Proposed by a Copilot tool'
+      trans.__('Proposed by a Copilot tool')
     );
-    this._keep = Private.button('jp-Copilot-ReviewKeep jp-mod-accept', 'Keep');
-    this._keep.title = 'Replace the cell source with the proposal';
-    this._undo = Private.button('jp-Copilot-ReviewUndo jp-mod-reject', 'Undo');
-    this._undo.title = 'Discard the proposal and leave the cell as it is';
+    this._keep = Private.button(
+      'jp-Copilot-ReviewKeep jp-mod-accept',
+      trans.__('Keep')
+    );
+    this._keep.title = trans.__('Replace the cell source with the proposal');
+    this._undo = Private.button(
+      'jp-Copilot-ReviewUndo jp-mod-reject',
+      trans.__('Undo')
+    );
+    this._undo.title = trans.__(
+      'Discard the proposal and leave the cell as it is'
+    );
     this._keep.addEventListener('click', this._onKeep);
     this._undo.addEventListener('click', this._onUndo);
     bar.append(label, this._keep, this._undo);
 
     this._diff = element('div', 'jp-Copilot-ReviewDiff');
-    this._diff.setAttribute('aria-label', 'Differences, read-only');
+    this._diff.setAttribute('aria-label', trans.__('Differences, read-only'));
     this._message = element('div', 'jp-Copilot-ReviewMessage');
     this._message.setAttribute('role', 'status');
     this._message.setAttribute('aria-live', 'polite');
@@ -111,7 +124,8 @@ export class ReviewView extends Widget {
     this._keep.setAttribute('aria-disabled', String(state !== 'open'));
     this._keep.hidden = state === 'conflict';
     this._undo.setAttribute('aria-disabled', String(state === 'keeping'));
-    this._undo.textContent = state === 'conflict' ? 'Dismiss' : 'Undo';
+    this._undo.textContent =
+      state === 'conflict' ? this._trans.__('Dismiss') : this._trans.__('Undo');
     this._diff.hidden = state === 'conflict';
     this._message.textContent = message;
     this._message.hidden = !message;
@@ -149,6 +163,7 @@ export class ReviewView extends Widget {
     }
   };
 
+  private _trans: TranslationBundle;
   private _state: ReviewView.State = 'open';
   private _keep: HTMLButtonElement;
   private _undo: HTMLButtonElement;
@@ -177,6 +192,8 @@ export namespace ReviewView {
     proposed: string;
     /** More editor extensions, e.g. the cell's language for highlighting. */
     extensions?: Extension[];
+    /** The words of the review, in the person's language. */
+    trans: TranslationBundle;
   }
 
   /**
