@@ -108,6 +108,8 @@ class World:
     agent: Any
     bob: Lab | None = None
     count_violations: bool = False
+    #: Whether the person may reload the page (a planted page bug does not survive one).
+    reloads: bool = True
     figures: Figures = field(default_factory=Figures)
 
 
@@ -184,7 +186,11 @@ class EditSafety(RuleBasedStateMachine):
         self.active = PATH
         self.killed = False
         self.reloaded = False
-        self.run(self._reset())
+        try:
+            self.run(self._reset())
+        except Exception as error:
+            self.log.append("(start of the sequence)")
+            self.failed(error)
 
     def teardown(self) -> None:
         if os.environ.get("EDIT_SAFETY_DEBUG"):
@@ -244,7 +250,8 @@ class EditSafety(RuleBasedStateMachine):
             )
             await lab.page.evaluate(CLEAR_HISTORY, PATH)
             await lab.page.evaluate(INSTALL_LOG, PATH)
-        await self._save()
+        if _file_sources(world.root / PATH) != INITIAL:
+            await self._save()
         await self._wait_active(PATH)
 
     async def _activate(self, path: str) -> None:
@@ -253,9 +260,13 @@ class EditSafety(RuleBasedStateMachine):
         current = await lab.page.evaluate(CURRENT_PATH)
         if current != path:
             await lab.select_tab(path)
-            await eventually(
-                lambda: _current_is(lab, path), f"the tab of {path} in front", timeout=SETTLE
-            )
+            try:
+                await eventually(
+                    lambda: _current_is(lab, path), f"the tab of {path}", timeout=SETTLE
+                )
+            except AssertionError:
+                shown = await lab.page.evaluate(IN_FRONT)
+                raise Violation(f"the tab of {path} was clicked; in front: {shown}") from None
 
     async def _wait_active(self, path: str) -> None:
         """Wait until the server knows which notebook the person's page has in front."""
@@ -268,7 +279,12 @@ class EditSafety(RuleBasedStateMachine):
                 return False
             return active.get("path") == path  # type: ignore[no-any-return]
 
-        await eventually(known, f"the server to see {path} in front", timeout=SETTLE)
+        try:
+            await eventually(known, f"the server to see {path} in front", timeout=SETTLE)
+        except AssertionError:
+            raise Violation(
+                f"the server does not see {path} in front; {await self._where()}"
+            ) from None
 
     async def _save(self) -> None:
         """Save with the keyboard from the notebook and wait for the file to match.
@@ -444,7 +460,7 @@ class EditSafety(RuleBasedStateMachine):
         """Ctrl+S: the file holds exactly the live notebook."""
         self.run(self._save())
 
-    @precondition(lambda self: self.active == PATH and not self.reloaded)
+    @precondition(lambda self: self.active == PATH and self.world.reloads and not self.reloaded)
     @rule()
     @step
     def reload(self) -> None:
@@ -529,7 +545,10 @@ class EditSafety(RuleBasedStateMachine):
         status, body = self.run(self._invoke(cell, expected_hash, new, call_id))
         code = body.get("error", {}).get("code")
         if (status, code) != expected:
-            raise Violation(f"proposal answered {status} {body!r}; expected {expected!r}")
+            raise Violation(
+                f"proposal answered {status} {body!r}; expected {expected!r}; "
+                + self.run(self._where())
+            )
         self.world.figures.proposals += 1
         if status != 200:
             self.world.figures.refused_proposals += 1
@@ -539,6 +558,21 @@ class EditSafety(RuleBasedStateMachine):
                 del self.reviews[other_id]  # superseded by the newer proposal
         self.reviews[call_id] = Review(cell, current, new, marker)
         self.run(_review(self.alice, call_id).wait_for(state="visible", timeout=SETTLE * 1000))
+
+    async def _where(self) -> str:
+        """Which notebook the page, its last state messages and the server say is in front."""
+        page_id = await self.alice.page_id()
+        try:
+            _, active = self.world.copilot.dispatcher.active_notebook(page_id)
+            server = active.get("path")
+        except Exception as error:
+            server = repr(error)
+        shown = await self.alice.page.evaluate(IN_FRONT)
+        sent = [
+            (m["state"].get("activeNotebook") or {}).get("path")
+            for m in self.alice.traffic.of_type("state")[-4:]
+        ]
+        return f"in front: page {shown}, last states sent {sent}, server {server!r}"
 
     async def _read(self) -> None:
         """Read the whole notebook over MCP: exactly the live sources, or refused by the
@@ -839,6 +873,18 @@ CELL_IDS = f"""path => {{ {_PANEL}
 OPEN = """async path => {
     const widget = await window.jupyterapp.commands.execute('docmanager:open', {path});
     await widget.context.ready;
+}"""
+
+IN_FRONT = """() => {
+    const widget = window.jupyterapp.shell.currentWidget;
+    const selector = '#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current';
+    const tabs = [...document.querySelectorAll(selector)];
+    return {
+        current: widget && widget.context ? widget.context.path : null,
+        visible: widget ? widget.isVisible : null,
+        tabs: tabs.map(tab => tab.textContent),
+        focus: String(document.activeElement && document.activeElement.className).slice(0, 60),
+    };
 }"""
 
 CURRENT_PATH = """() => {

@@ -11,13 +11,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import make_notebook
-from tests.editsafety import COUNT_ENV, INITIAL, OTHER, PATH, World, budget, run_machine, run_seed
+from tests.editsafety import (
+    COUNT_ENV,
+    INITIAL,
+    OTHER,
+    PATH,
+    Violation,
+    World,
+    budget,
+    run_machine,
+    run_seed,
+)
 from tests.eventually import eventually
 from tests.lab import collaboration_labextensions_dir, lab_page, lab_server_config
 from tests.mcpclient import mcp_client, mcp_url
@@ -65,25 +76,33 @@ async def open_with_session(lab: Any, jp_fetch: Any, path: str) -> None:
 
 # A real browser replays every step while Hypothesis shrinks a failure: minutes, not seconds.
 @pytest.mark.timeout(int(os.environ.get("EDIT_SAFETY_TIMEOUT", "1800")))
-@pytest.mark.parametrize("jp_server_config", ["solo", "collaboration"], indirect=True)
-async def test_no_keystroke_is_lost_and_nothing_is_written_without_keep(
-    jp_server_config, lab_server, jp_fetch, jp_root_dir, copilot
-) -> None:
-    make_notebook(jp_root_dir, PATH, INITIAL)
-    make_notebook(jp_root_dir, OTHER, ["other = 1"])
-    collaborative = "jupyter_server_ydoc" in jp_server_config["ServerApp"]["jpserver_extensions"]
-    token = {"Authorization": f"token {lab_server.identity_provider.token}"}
+@contextlib.asynccontextmanager
+async def world_of(
+    server: Any, jp_fetch: Any, root: Path, copilot: Any, collaborative: bool
+) -> AsyncIterator[World]:
+    """The person's page with both notebooks open, the collaborator's page, the agent."""
+    make_notebook(root, PATH, INITIAL)
+    make_notebook(root, OTHER, ["other = 1"])
+    token = {"Authorization": f"token {server.identity_provider.token}"}
     async with contextlib.AsyncExitStack() as stack:
-        alice = await stack.enter_async_context(lab_page(lab_server))
-        bob = await stack.enter_async_context(lab_page(lab_server)) if collaborative else None
+        alice = await stack.enter_async_context(lab_page(server))
+        bob = await stack.enter_async_context(lab_page(server)) if collaborative else None
         agent = await stack.enter_async_context(
-            mcp_client(mcp_url(lab_server.port, lab_server.base_url), token)
+            mcp_client(mcp_url(server.port, server.base_url), token)
         )
         await alice.open(OTHER)
         await open_with_session(alice, jp_fetch, PATH)
         if bob is not None:
             await open_with_session(bob, jp_fetch, PATH)
-        world = World(asyncio.get_running_loop(), copilot, jp_fetch, jp_root_dir, alice, agent, bob)
+        yield World(asyncio.get_running_loop(), copilot, jp_fetch, root, alice, agent, bob)
+
+
+@pytest.mark.parametrize("jp_server_config", ["solo", "collaboration"], indirect=True)
+async def test_no_keystroke_is_lost_and_nothing_is_written_without_keep(
+    jp_server_config, lab_server, jp_fetch, jp_root_dir, copilot
+) -> None:
+    collaborative = "jupyter_server_ydoc" in jp_server_config["ServerApp"]["jpserver_extensions"]
+    async with world_of(lab_server, jp_fetch, jp_root_dir, copilot, collaborative) as world:
         # The benchmark counts violations over a long run; a test raises the first, shrunk.
         world.count_violations = bool(os.environ.get(COUNT_ENV))
         world.figures.mode = "collaboration" if collaborative else "solo"
@@ -98,3 +117,40 @@ async def test_no_keystroke_is_lost_and_nothing_is_written_without_keep(
         print(f"edit safety: {figures.as_json()}")
         assert not figures.violations, figures.violations
         assert figures.sequences >= sequences
+
+
+#: A bug planted in the page for the proof that the machine can fail: once a review shows, a
+#: space is written into its cell, as a tool that writes before Keep would.
+PLANTED_WRITE = """() => window.setInterval(() => {
+    for (const node of document.querySelectorAll('.jp-Copilot-Review:not([data-planted])')) {
+        node.dataset.planted = 'yes';
+        const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+        const cell = [...cells].find(c => c.id === node.dataset.cellId);
+        cell.sharedModel.setSource(cell.sharedModel.getSource() + ' ');
+    }
+}, 20)"""
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("jp_server_config", ["solo"], indirect=True)
+async def test_a_write_before_keep_is_caught_and_shrunk_to_a_short_reproduction(
+    jp_server_config, lab_server, jp_fetch, jp_root_dir, copilot
+) -> None:
+    async with world_of(lab_server, jp_fetch, jp_root_dir, copilot, False) as world:
+        world.reloads = False
+        await world.alice.page.evaluate(PLANTED_WRITE)
+        with pytest.raises(Violation) as failure:
+            await asyncio.to_thread(run_machine, world, 30, 12, 20261201)
+    # Hypothesis replays the shrunk sequence last and notes its steps on the error.
+    notes = "\n".join(getattr(failure.value, "__notes__", []))
+    steps = [
+        line
+        for line in notes.splitlines()
+        if line.startswith("state.")
+        and not line.startswith(("state.teardown(", "state.notebook_server_and_page_agree("))
+    ]
+    # Shrinking replays every candidate in the browser, so it stops at a time limit: short
+    # and readable, though not always minimal.
+    assert any(line.startswith("state.propose(") for line in steps), notes
+    assert len(steps) <= 8, notes
+    assert "unkept proposal" in str(failure.value) or "the notebook holds" in str(failure.value)
