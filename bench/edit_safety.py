@@ -106,9 +106,14 @@ def run_mode(mode: str, sequences: int, steps: int, seed: int, report: Path) -> 
         "-p",
         "no:cacheprovider",
     ]
-    done = subprocess.run(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
-    if done.returncode not in (0, 1):
-        print(done.stdout[-4000:])
+    log = report.with_suffix(".log")
+    with log.open("w", encoding="utf-8") as out:
+        done = subprocess.run(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        # What pytest said at the end: a failure outside the sequences, or their summary.
+        tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-60:]
+        print(f"{mode}: pytest exited {done.returncode}; the end of its output:")
+        print("\n".join("    " + line for line in tail))
     return done.returncode
 
 

@@ -108,6 +108,8 @@ class World:
     agent: Any
     bob: Lab | None = None
     count_violations: bool = False
+    #: Set when the test ends, so that the machine's thread stops with it.
+    stopped: bool = False
     #: Whether the person may reload the page (a planted page bug does not survive one).
     reloads: bool = True
     figures: Figures = field(default_factory=Figures)
@@ -126,6 +128,10 @@ class Review:
 
 class Violation(AssertionError):
     """An invariant did not hold."""
+
+
+class Stopped(BaseException):
+    """The test around the machine ended: no step may run, and no sequence counts."""
 
 
 def budget() -> tuple[int, int]:
@@ -200,6 +206,9 @@ class EditSafety(RuleBasedStateMachine):
 
     def run(self, coroutine: Coroutine[Any, Any, T], timeout: float = STEP_TIMEOUT) -> T:
         """Run a coroutine on the test's event loop and wait for it."""
+        if self.world.stopped or self.world.loop.is_closed():
+            coroutine.close()
+            raise Stopped("the test ended")
         future = asyncio.run_coroutine_threadsafe(coroutine, self.world.loop)
         try:
             return future.result(timeout)

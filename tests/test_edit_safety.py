@@ -94,7 +94,11 @@ async def world_of(
         await open_with_session(alice, jp_fetch, PATH)
         if bob is not None:
             await open_with_session(bob, jp_fetch, PATH)
-        yield World(asyncio.get_running_loop(), copilot, jp_fetch, root, alice, agent, bob)
+        world = World(asyncio.get_running_loop(), copilot, jp_fetch, root, alice, agent, bob)
+        try:
+            yield world
+        finally:
+            world.stopped = True
 
 
 @pytest.mark.parametrize("jp_server_config", ["solo", "collaboration"], indirect=True)
