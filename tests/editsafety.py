@@ -139,10 +139,18 @@ def budget() -> tuple[int, int]:
     return int(os.environ.get(SEQUENCES_ENV, "15")), int(os.environ.get(STEPS_ENV, "25"))
 
 
+#: The seed of a run that names none. CI replays the same sequences each time, as Hypothesis
+#: advises for CI: a red run is then the code's doing, and reproducible. New interleavings
+#: come from ``EDIT_SAFETY_SEED=random`` and from the benchmark, which draws a seed per run.
+DEFAULT_SEED = 20261202
+
+
 def run_seed() -> int:
-    """The seed of this run: given, or drawn and printed."""
-    given = os.environ.get(SEED_ENV)
-    return int(given) if given else random.SystemRandom().randrange(2**32)
+    """The seed of this run: given, drawn when ``random``, else the fixed one."""
+    given = os.environ.get(SEED_ENV, "")
+    if given == "random":
+        return random.SystemRandom().randrange(2**32)
+    return int(given) if given else DEFAULT_SEED
 
 
 def step(function: Callable[..., None]) -> Callable[..., None]:
@@ -646,8 +654,10 @@ class EditSafety(RuleBasedStateMachine):
         review = self.reviews[call_id]
         cell = review.cell
         if review.state == "conflict":
-            self.run(self._press(call_id, ".jp-Copilot-ReviewKeep"))
+            # A review refused for a changed cell offers no Keep any more, only Dismiss,
+            # and keeps saying why.
             self.run(self._says(call_id, "conflict", "changed"))
+            self.run(self._offers_no_keep(call_id))
             return
         decisions = len(self._decisions(call_id))
         self.run(self._press(call_id, ".jp-Copilot-ReviewKeep"))
@@ -707,6 +717,11 @@ class EditSafety(RuleBasedStateMachine):
             return shown == state and words in message.lower()
 
         await eventually(says, f"the review to show {state!r} and say {words!r}", timeout=SETTLE)
+
+    async def _offers_no_keep(self, call_id: str) -> None:
+        keep = _review(self.alice, call_id).locator(".jp-Copilot-ReviewKeep")
+        if await keep.is_visible() or await keep.is_enabled():
+            raise Violation(f"the refused review {call_id} still offers Keep")
 
     def _decisions(self, call_id: str) -> list[str]:
         return [
