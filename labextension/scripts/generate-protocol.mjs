@@ -9,7 +9,8 @@
  *   PageCode, ApprovalOutcome, ...), the lists themselves and the refusal
  *   codes' statuses and default texts;
  * - bridge.ts: an interface per bridge message, both ways, with the
- *   vocabulary's unions where the schemas reference the vocabulary.
+ *   vocabulary's unions where the schemas reference the vocabulary, and one
+ *   per action payload that the schemas define (`InsertCellRequest`, ...).
  *
  * Run by `build:lib` and `build:lib:prod` before tsc; the output is not
  * committed.
@@ -107,6 +108,15 @@ function withVocabularyTypes(node, used) {
   return copy;
 }
 
+const COMPILE_OPTIONS = {
+  bannerComment: '',
+  additionalProperties: false,
+  declareExternallyReferenced: true,
+  unreachableDefinitions: true,
+  format: true,
+  strictIndexSignatures: true
+};
+
 async function messagesModule(specs) {
   const used = new Set();
   const parts = [];
@@ -121,16 +131,19 @@ async function messagesModule(specs) {
       }
     }
     const root = { title: union, description: schema.title, oneOf: messages, $defs: schema.$defs };
-    parts.push(
-      await compile(root, union, {
-        bannerComment: '',
-        additionalProperties: false,
-        declareExternallyReferenced: true,
-        unreachableDefinitions: true,
-        format: true,
-        strictIndexSignatures: true
-      })
-    );
+    parts.push(await compile(root, union, COMPILE_OPTIONS));
+    // A definition no message refers to is the data of a request or a result for one
+    // action (insertCellRequest, insertCellOpened): emitted on its own, since the
+    // compiler leaves unreferenced definitions out.
+    const text = JSON.stringify(schema);
+    for (const [name, def] of Object.entries(schema.$defs)) {
+      if (def.properties?.type?.const === name || text.includes(`"#/$defs/${name}"`)) {
+        continue;
+      }
+      parts.push(
+        await compile(def, def.title, { ...COMPILE_OPTIONS, unreachableDefinitions: false })
+      );
+    }
   }
   const imports = `import type { ${[...used].sort().join(', ')} } from './vocabulary';\n`;
   return [HEADER, imports, ...parts].join('\n');
