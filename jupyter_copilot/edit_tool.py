@@ -1,200 +1,42 @@
-"""``notebook_edit_cell``: invoke, abort, and the server's half of Keep and Undo.
+"""``notebook_edit_cell``: a whole-cell diff for one existing cell.
 
-:class:`EditTool` runs docs/protocol.md section 5 in order. The server checks what it can know
-(input, switches, page, artifact, session, permission, budget, and with real-time
-collaboration the live shared document) before anything reaches the page; the page checks
-its live model again and opens the review. Keep is judged here (section 6) and applied by
-the page only after a ``keep-verdict``.
+:class:`EditTool` is a :class:`~.proposals.ProposalTool`: the shared machinery runs
+docs/protocol.md section 5 in order, callIds, abort and Keep; this module adds what only
+an edit checks (the size of ``newSource``, and with real-time collaboration the live cell's
+lock, type and hash) and what the page's request carries. The page checks its live model
+again and opens the review.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
-import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
-
-from .bridge import PageSession
-from .callers import PLAN, Caller
 from .context import source_hash
-from .dispatcher import Dispatcher
-from .edits import (
-    DECISIONS,
-    EditCall,
-    EditCalls,
-    check_live_cell,
-    check_new_source,
-    edit_result,
-    simple_object_check,
-)
-from .refusals import Refusal
-from .registry import ABORT, INVOKE, schema_problem
-from .sessions import Registrations
-from .switches import TOOLS, Switches
-from .telemetry import Telemetry
+from .edits import EditCall, check_live_cell, check_new_source, edit_result
+from .proposals import NO_LIVE_DOCUMENT, Approve, ProposalHost, ProposalTool
+from .registry import ABORT, INVOKE
 
-#: How long an abort waits for the page to withdraw a review; the server-side mark that
-#: blocks Keep is set before, so a slow page cannot make an abort fail.
-ABORT_PAGE_SECONDS = 5.0
+__all__ = ["NO_LIVE_DOCUMENT", "Approve", "EditHost", "EditTool"]
 
-#: Sentinel of :attr:`EditHost.live_cell`: no live shared document to check against.
-NO_LIVE_DOCUMENT: Any = object()
-
-#: ``approve(page, path, data, abort)``: show an approval card and wait for the decision.
-Approve = Callable[[PageSession, str, dict[str, Any], asyncio.Event], Awaitable[None]]
+#: What the edit tool asks of the server (the name predates the other proposal tools).
+EditHost = ProposalHost
 
 
-@dataclass(frozen=True)
-class EditHost:
-    """What the edit tool asks of the server, each read at call time."""
-
-    switches: Switches
-    artifact_id: Callable[[str], str | None]
-    file_writable: Callable[[str], Awaitable[bool]]
-    #: The cell (artifactId, cellId) in the live shared document as plain data, None when
-    #: the document has no such cell, :data:`NO_LIVE_DOCUMENT` without collaboration.
-    live_cell: Callable[[str, str], Awaitable[Any]]
-    served_type: Callable[[str, str, str], str | None]
-    settings: Callable[[], dict[str, Any]]
-
-
-class EditTool:
+class EditTool(ProposalTool):
     """The edit tool of one server."""
 
-    def __init__(
-        self,
-        parameters: dict[str, Any],
-        dispatcher: Dispatcher,
-        registrations: Registrations,
-        telemetry: Telemetry,
-        host: EditHost,
-    ) -> None:
-        self._validator = jsonschema.Draft202012Validator(parameters)
-        self._conforms = simple_object_check(parameters)
-        self.dispatcher = dispatcher
-        self.registrations = registrations
-        self.telemetry = telemetry
-        self.host = host
-        self.calls = EditCalls()
+    name = "notebook_edit_cell"
+    operation = "whole-cell-diff"
+    invoke_action = INVOKE
+    abort_action = ABORT
+    opened = {"diffReviewOpened": True}
 
-    # -- invoke ------------------------------------------------------------------------------
+    def proposed_source(self, data: dict[str, Any]) -> str:
+        """The complete replacement source."""
+        return data["newSource"]  # type: ignore[no-any-return]
 
-    async def invoke(
-        self,
-        caller: Caller,
-        data: dict[str, Any],
-        call_id: str | None = None,
-        page_id: str | None = None,
-        approve: Approve | None = None,
-    ) -> dict[str, Any]:
-        """Run one ``edit-cell.invoke``; returns once the review is open.
-
-        ``call_id`` identifies the call for this user (one is made up when it is None);
-        ``page_id`` picks the page; ``approve``, when given, must return (or raise
-        :class:`Refusal` to end the call) before anything reaches the page.
-        """
-        started = time.perf_counter()
-        problem = self._input_problem(data)
-        if problem is not None:
-            self.telemetry.edit_refused(call_ref=None, code="invalid-input", latency_ms=0.0)
-            raise Refusal("invalid-input", f"The tool input is not valid: {problem}.")
-        call_id = call_id or uuid.uuid4().hex
-        call = self.calls.start(call_id, data)
-        if call is None:
-            # The first call's result, waiting for it if it is still running.
-            return await self.calls.first_outcome(call_id)
-        # The server's own check time leaves out the events it emits.
-        call.check_ms = (time.perf_counter() - started) * 1000.0
-        self.telemetry.edit_invoked(
-            call_ref=call.ref,
-            new_source_bytes=len(data["newSource"].encode("utf-8", "replace")),
-        )
-        try:
-            result = await self._run(call, caller, data, page_id, approve, started)
-        except Refusal as refusal:
-            self.calls.finish(call, refusal)
-            self.telemetry.edit_refused(
-                call_ref=call.ref, code=refusal.code, latency_ms=_ms_since(started)
-            )
-            raise
-        self.calls.finish(call, result)
-        return result
-
-    def _input_problem(self, data: dict[str, Any]) -> str | None:
-        if self._conforms is not None and self._conforms(data):
-            return None
-        return schema_problem(self._validator, data)
-
-    async def _run(
-        self,
-        call: EditCall,
-        caller: Caller,
-        data: dict[str, Any],
-        page_id: str | None,
-        approve: Approve | None,
-        started: float,
-    ) -> dict[str, Any]:
-        resumed = time.perf_counter()
-        settings = self.host.settings()
-        checks = (call, caller, data, page_id, settings)
-        page, path, expected_type = await self._server_checks(*checks)
-        if approve is not None:
-            call.check_ms += (time.perf_counter() - resumed) * 1000.0
-            await approve(page, path, data, call.abort_requested)
-            # The person may have taken minutes: everything is checked again.
-            resumed = time.perf_counter()
-            page, path, expected_type = await self._server_checks(*checks)
-        call.check_ms += (time.perf_counter() - resumed) * 1000.0
-        call.page = page
-        call.artifact_id = data["artifactId"]
-        await self._open_review(call, page, path, expected_type, data, settings)
-        call.review_open = True
-        call.opened_at = time.monotonic()
-        self.telemetry.edit_review_opened(
-            call_ref=call.ref,
-            page_ref=page.ref,
-            latency_ms=_ms_since(started),
-            check_ms=call.check_ms,
-            new_source_bytes=len(data["newSource"].encode("utf-8")),
-        )
-        return edit_result(data["artifactId"], data["cellId"], source_hash(data["newSource"]))
-
-    async def _server_checks(
-        self,
-        call: EditCall,
-        caller: Caller,
-        data: dict[str, Any],
-        page_id: str | None,
-        settings: dict[str, Any],
-    ) -> tuple[PageSession, str, str | None]:
-        """Steps 1 to 7 of docs/protocol.md section 5 that the server can decide on its own."""
-        # 1. Switches, then the caller's mode.
-        self.host.switches.require(TOOLS)
-        if caller.approval_mode == PLAN:
-            raise Refusal(
-                "plan-mode", "This conversation is in plan mode: it may read, not propose edits."
-            )
-        # 2. The page and its view.
-        page, active = self.dispatcher.active_notebook(
-            page_id, not_a_notebook="The active tab is not a notebook being edited."
-        )
-        path = active["path"]
-        # 3. The artifact and its kernel session.
-        if self.host.artifact_id(path) != data["artifactId"]:
-            raise Refusal(
-                "artifact-mismatch", "The active notebook is not the one this edit was made for."
-            )
-        if not self.registrations.for_artifact(data["artifactId"]):
-            raise Refusal("no-active-session", "The notebook has no running kernel session.")
-        # 4. Permission.
-        if not (
-            await caller.may_write() and await self.host.file_writable(path) and active["writable"]
-        ):
-            raise Refusal("read-only", "You may not edit this notebook.")
+    async def _tool_checks(self, data: dict[str, Any], settings: dict[str, Any]) -> str | None:
+        """Steps 5 to 7; returns the cell type served with the hash, if it was."""
         # 5. Size.
         check_new_source(data["newSource"], settings["tool_input_budget_bytes"])
         # 6-7 against the live shared document, when there is one.
@@ -204,121 +46,26 @@ class EditTool:
         live = await self.host.live_cell(data["artifactId"], data["cellId"])
         if live is not NO_LIVE_DOCUMENT:
             check_live_cell(live, expected_type, data["expectedSourceHash"])
-        if call.abort_requested.is_set():
-            raise Refusal("aborted", "The call was aborted.")
-        return page, path, expected_type
+        return expected_type
 
-    async def _open_review(
-        self,
-        call: EditCall,
-        page: PageSession,
-        path: str,
-        expected_type: str | None,
-        data: dict[str, Any],
-        settings: dict[str, Any],
-    ) -> None:
-        request = asyncio.ensure_future(
-            page.request(
-                INVOKE,
-                {
-                    "callId": call.call_id,
-                    "artifactId": data["artifactId"],
-                    "path": path,
-                    "cellId": data["cellId"],
-                    "expectedSourceHash": data["expectedSourceHash"],
-                    "newSource": data["newSource"],
-                    "expectedCellType": expected_type,
-                },
-                settings["page_timeout_seconds"],
-            )
-        )
-        aborted = asyncio.ensure_future(call.abort_requested.wait())
-        await asyncio.wait({request, aborted}, return_when=asyncio.FIRST_COMPLETED)
-        aborted.cancel()
-        if call.abort_requested.is_set():
-            # The abort also asked the page to withdraw whatever it opens.
-            request.add_done_callback(_consume)
-            raise Refusal("aborted", "The call was aborted.")
-        answer = request.result()
-        if answer != {"diffReviewOpened": True}:
-            raise Refusal("timeout", "The JupyterLab page answered with something unusable.")
+    def _request_data(
+        self, call: EditCall, data: dict[str, Any], path: str, checked: Any
+    ) -> dict[str, Any]:
+        return {
+            "callId": call.call_id,
+            "artifactId": data["artifactId"],
+            "path": path,
+            "cellId": data["cellId"],
+            "expectedSourceHash": data["expectedSourceHash"],
+            "newSource": data["newSource"],
+            "expectedCellType": checked,
+        }
 
-    # -- abort -------------------------------------------------------------------------------
+    def result(self, data: dict[str, Any]) -> dict[str, Any]:
+        """docs/protocol.md section 4.2."""
+        return edit_result(data["artifactId"], data["cellId"], source_hash(data["newSource"]))
 
-    async def abort(self, data: dict[str, Any]) -> dict[str, bool]:
-        """Run one ``edit-cell.abort``: never refused by the switches."""
-        call_id = data.get("callId")
-        if set(data) != {"callId"} or not (isinstance(call_id, str) and 0 < len(call_id) <= 128):
-            raise Refusal("invalid-input", "abort takes exactly {'callId': <1 to 128 characters>}.")
-        call = self.calls.get(call_id)
-        if call is None or call.decided or (call.outcome.done() and not call.review_open):
-            return {"aborted": False}
-        call.aborted = True
-        call.abort_requested.set()
-        self.calls.settle(call)
-        was_open = call.review_open
-        withdrawn = False
-        page = call.page
-        if page is not None and not page.closed:
-            try:
-                answer = await page.request(
-                    ABORT,
-                    {"callId": call.call_id},
-                    min(ABORT_PAGE_SECONDS, self.host.settings()["page_timeout_seconds"]),
-                )
-                withdrawn = answer.get("withdrawn") is True
-            except Refusal:
-                # Keep is refused for this call from now on whatever the page does.
-                withdrawn = False
-        self.telemetry.edit_aborted(
-            call_ref=call.ref, review_was_open=was_open, withdrawn=withdrawn
-        )
-        return {"aborted": True}
-
-    # -- Keep and the person's decision ----------------------------------------------------
-
-    def keep_verdict(self, page: PageSession, call_id: str) -> dict[str, Any]:
-        """The answer to a page's ``keep``: may the review's proposal be applied now?"""
-        call = self.calls.get(call_id)
-        code: str | None = None
-        if call is None or call.page is not page or not call.review_open or call.decided:
-            code = "aborted"
-        elif (refused := self.host.switches.refusal(TOOLS)) is not None:
-            code = refused
-        elif call.artifact_id is None or not self.registrations.for_artifact(call.artifact_id):
-            # The kernel session that the tool was registered for has ended.
-            code = "no-active-session"
-        verdict: dict[str, Any] = {"type": "keep-verdict", "callId": call_id, "ok": code is None}
-        if code is not None:
-            verdict["code"] = code
-        return verdict
-
-    def review_decided(self, page: PageSession, call_id: str, decision: str) -> None:
-        """Record the person's decision once; later reports for the call are ignored."""
-        call = self.calls.get(call_id)
-        if call is None or call.page is not page or call.decided or decision not in DECISIONS:
-            return
-        call.decision = decision
-        self.calls.settle(call)
-        self.telemetry.edit_decision(call_ref=call.ref, decision=decision, open_ms=_open_ms(call))
-
-    def page_closed(self, page: PageSession) -> None:
-        """A page went away: its open reviews are gone with it."""
-        for call in self.calls.open_reviews():
-            if call.page is page:
-                self.review_decided(page, call.call_id, "withdrawn")
-
-
-def _consume(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled():
-        task.exception()
-
-
-def _open_ms(call: EditCall) -> float:
-    if call.opened_at is None:
-        return 0.0
-    return round((time.monotonic() - call.opened_at) * 1000.0, 3)
-
-
-def _ms_since(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000.0, 3)
+    def _settled_result(
+        self, artifact_id: str, cell_id: str, hash_after: str | None
+    ) -> dict[str, Any]:
+        return edit_result(artifact_id, cell_id, hash_after)

@@ -74,19 +74,22 @@ def simple_object_check(schema: dict[str, Any]) -> Callable[[Any], bool] | None:
     return check
 
 
-def check_new_source(new_source: str, budget_bytes: int) -> int:
-    """Step 5: the proposal's size. Returns its UTF-8 size in bytes."""
+def check_new_source(new_source: str, budget_bytes: int, field: str = "newSource") -> int:
+    """Step 5: the proposal's size. Returns its UTF-8 size in bytes.
+
+    ``field`` names the input that holds the source, for the messages.
+    """
     try:
         size = len(new_source.encode("utf-8"))
     except UnicodeEncodeError:
-        raise Refusal("invalid-input", "newSource is not valid Unicode text.") from None
+        raise Refusal("invalid-input", f"{field} is not valid Unicode text.") from None
     if size > budget_bytes:
         raise Refusal(
             "over-budget",
             f"The proposed source is {size} bytes; the limit is {budget_bytes} bytes.",
         )
     if size == 0:
-        raise Refusal("invalid-input", "newSource is empty; give the complete new source.")
+        raise Refusal("invalid-input", f"{field} is empty; give the complete new source.")
     return size
 
 
@@ -160,9 +163,13 @@ def edit_result(artifact_id: str, cell_id: str, source_hash_after: str | None) -
     }
 
 
+#: Rebuilds a success result from (artifactId, cellId, sourceHashAfter) of a settled call.
+ResultOf = Callable[[str, str, "str | None"], dict[str, Any]]
+
+
 @dataclass
 class EditCall:
-    """One ``edit-cell.invoke`` call, from its arrival to the person's decision."""
+    """One invoke of a proposal tool, from its arrival to the person's decision."""
 
     call_id: str
     fingerprint: bytes
@@ -203,27 +210,32 @@ class Settled(NamedTuple):
     code: str | None
     #: The refusal message, or the artifactId.
     first: str
-    #: The cellId and the hash after the edit, for a review that was opened.
+    #: The cellId and the hash after the edit, for a review that was opened ("" and None
+    #: for a tool whose result has neither).
     cell_id: str
     source_hash_after: str | None
 
-    def outcome(self) -> dict[str, Any]:
-        """The first call's result, or its refusal raised again."""
+    def outcome(self, result_of: ResultOf = edit_result) -> dict[str, Any]:
+        """The first call's result (rebuilt by ``result_of``), or its refusal raised again."""
         if self.code is not None:
             raise Refusal(self.code, self.first)
-        return edit_result(self.first, self.cell_id, self.source_hash_after)
+        return result_of(self.first, self.cell_id, self.source_hash_after)
 
 
 class EditCalls:
-    """Every edit call by callId: live ones whole, those that are over as :class:`Settled`
-    for :data:`CALL_MEMORY_SECONDS`.
+    """Every call of one proposal tool by callId: live ones whole, those that are over as
+    :class:`Settled` for :data:`CALL_MEMORY_SECONDS`.
 
     A call is live while its invoke runs and while its review is open and undecided; only
     live calls can be aborted, kept or decided, so :meth:`get` finds only them.
+    ``result_of`` rebuilds a success result from what :class:`Settled` keeps.
     """
 
-    def __init__(self, memory_seconds: float = CALL_MEMORY_SECONDS) -> None:
+    def __init__(
+        self, memory_seconds: float = CALL_MEMORY_SECONDS, result_of: ResultOf = edit_result
+    ) -> None:
         self._memory = memory_seconds
+        self._result_of = result_of
         self._live: dict[str, EditCall] = {}
         #: In the order they settled, so the oldest are forgotten from the front.
         self._settled: dict[str, Settled] = {}
@@ -254,7 +266,7 @@ class EditCalls:
         live = self._live.get(call_id)
         if live is not None:
             return await asyncio.shield(live.outcome)
-        return self._settled[call_id].outcome()
+        return self._settled[call_id].outcome(self._result_of)
 
     def finish(self, call: EditCall, outcome: dict[str, Any] | Refusal) -> None:
         """The call's invoke answered ``outcome`` (its review may still be open)."""
@@ -284,8 +296,8 @@ class EditCalls:
                 time.monotonic(),
                 None,
                 sys.intern(result["artifactId"]),
-                sys.intern(result["cellId"]),
-                result["sourceHashAfter"],
+                sys.intern(result.get("cellId", "")),
+                result.get("sourceHashAfter"),
             )
         self._settled[call.call_id] = record
 

@@ -75,14 +75,25 @@ class Telemetry:
             },
         )
 
-    def edit_invoked(self, *, call_ref: str, new_source_bytes: int) -> None:
-        """A new edit call passed its input check."""
-        self._emit(EDIT_INVOKED, {"callRef": call_ref, "newSourceBytes": new_source_bytes})
-
-    def edit_refused(self, *, call_ref: str | None, code: str, latency_ms: float) -> None:
-        """An edit call ended with a refusal code."""
+    def edit_invoked(self, *, call_ref: str, new_source_bytes: int, operation: str) -> None:
+        """A new call of a proposal tool passed its input check."""
         self._emit(
-            EDIT_REFUSED, {"callRef": call_ref, "code": code, "latencyMs": round(latency_ms, 3)}
+            EDIT_INVOKED,
+            {"callRef": call_ref, "newSourceBytes": new_source_bytes, "operation": operation},
+        )
+
+    def edit_refused(
+        self, *, call_ref: str | None, code: str, latency_ms: float, operation: str
+    ) -> None:
+        """A call of a proposal tool ended with a refusal code."""
+        self._emit(
+            EDIT_REFUSED,
+            {
+                "callRef": call_ref,
+                "code": code,
+                "latencyMs": round(latency_ms, 3),
+                "operation": operation,
+            },
         )
 
     def edit_review_opened(
@@ -93,8 +104,9 @@ class Telemetry:
         latency_ms: float,
         check_ms: float,
         new_source_bytes: int,
+        operation: str,
     ) -> None:
-        """A page opened an edit call's review."""
+        """A page opened the review of a proposal tool's call."""
         self._emit(
             EDIT_REVIEW_OPENED,
             {
@@ -103,18 +115,31 @@ class Telemetry:
                 "latencyMs": round(latency_ms, 3),
                 "checkMs": round(check_ms, 4),
                 "newSourceBytes": new_source_bytes,
+                "operation": operation,
             },
         )
 
-    def edit_decision(self, *, call_ref: str, decision: str, open_ms: float) -> None:
+    def edit_decision(
+        self, *, call_ref: str, decision: str, open_ms: float, operation: str
+    ) -> None:
         """A review ended."""
-        self._emit(EDIT_DECISION, {"callRef": call_ref, "decision": decision, "openMs": open_ms})
+        self._emit(
+            EDIT_DECISION,
+            {"callRef": call_ref, "decision": decision, "openMs": open_ms, "operation": operation},
+        )
 
-    def edit_aborted(self, *, call_ref: str, review_was_open: bool, withdrawn: bool) -> None:
-        """An edit call was aborted."""
+    def edit_aborted(
+        self, *, call_ref: str, review_was_open: bool, withdrawn: bool, operation: str
+    ) -> None:
+        """A call of a proposal tool was aborted."""
         self._emit(
             EDIT_ABORTED,
-            {"callRef": call_ref, "reviewWasOpen": review_was_open, "withdrawn": withdrawn},
+            {
+                "callRef": call_ref,
+                "reviewWasOpen": review_was_open,
+                "withdrawn": withdrawn,
+                "operation": operation,
+            },
         )
 
     def approval_requested(

@@ -1,0 +1,381 @@
+"""Tools that propose a notebook change for the person's review: what they all share.
+
+``notebook_edit_cell`` (``edit_tool.py``) and ``notebook_insert_cell`` (``insert_tool.py``)
+run the same life: an invoke checked in the fail-closed order of docs/protocol.md section 5,
+callIds remembered so that a repeat returns the first result (section 4.2), an abort that
+withdraws (section 4.3), and Keep judged by the server before the page applies anything
+(section 6). :class:`ProposalTool` holds that life once; a tool says only what it checks
+itself (steps 5 to 7), what the page's request carries and what its result is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import jsonschema
+
+from .bridge import PageSession
+from .callers import PLAN, Caller
+from .dispatcher import Dispatcher
+from .edits import DECISIONS, EditCall, EditCalls, simple_object_check
+from .refusals import Refusal
+from .registry import schema_problem
+from .sessions import Registrations
+from .switches import TOOLS, Switches
+from .telemetry import Telemetry
+
+#: How long an abort waits for the page to withdraw a review; the server-side mark that
+#: blocks Keep is set before, so a slow page cannot make an abort fail.
+ABORT_PAGE_SECONDS = 5.0
+
+#: Sentinel of :attr:`ProposalHost.live_cell`: no live shared document to check against.
+NO_LIVE_DOCUMENT: Any = object()
+
+#: ``approve(page, path, data, abort)``: show an approval card and wait for the decision.
+Approve = Callable[[PageSession, str, dict[str, Any], asyncio.Event], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class ProposalHost:
+    """What the proposal tools ask of the server, each read at call time."""
+
+    switches: Switches
+    artifact_id: Callable[[str], str | None]
+    file_writable: Callable[[str], Awaitable[bool]]
+    #: The cell (artifactId, cellId) in the live shared document as plain data, None when
+    #: the document has no such cell, :data:`NO_LIVE_DOCUMENT` without collaboration.
+    live_cell: Callable[[str, str], Awaitable[Any]]
+    served_type: Callable[[str, str, str], str | None]
+    settings: Callable[[], dict[str, Any]]
+
+
+class ProposalTool:
+    """One proposal tool of one server: invoke, abort, and the server's half of Keep.
+
+    Subclasses set the class attributes and implement :meth:`_tool_checks`,
+    :meth:`_request_data`, :meth:`result` and :meth:`proposed_source`.
+    """
+
+    #: The tool's name, as the registry and MCP list it.
+    name: ClassVar[str]
+    #: ``operation`` of the success result; also tells the tools apart in events.
+    operation: ClassVar[str]
+    #: The page actions that open and withdraw the review.
+    invoke_action: ClassVar[str]
+    abort_action: ClassVar[str]
+    #: The page's answer once the review is open.
+    opened: ClassVar[dict[str, Any]]
+
+    def __init__(
+        self,
+        parameters: dict[str, Any],
+        dispatcher: Dispatcher,
+        registrations: Registrations,
+        telemetry: Telemetry,
+        host: ProposalHost,
+    ) -> None:
+        self._validator = jsonschema.Draft202012Validator(parameters)
+        self._conforms = simple_object_check(parameters)
+        self.dispatcher = dispatcher
+        self.registrations = registrations
+        self.telemetry = telemetry
+        self.host = host
+        self.calls = EditCalls(result_of=self._settled_result)
+
+    # -- what each tool says -------------------------------------------------------------------
+
+    def proposed_source(self, data: dict[str, Any]) -> str:
+        """The source the call proposes (only its size ever leaves the tool)."""
+        raise NotImplementedError
+
+    async def _tool_checks(self, data: dict[str, Any], settings: dict[str, Any]) -> Any:
+        """Steps 5 to 7 of docs/protocol.md section 5 for this tool; returns what
+        :meth:`_request_data` needs besides the input."""
+        raise NotImplementedError
+
+    def _request_data(
+        self, call: EditCall, data: dict[str, Any], path: str, checked: Any
+    ) -> dict[str, Any]:
+        """The data of the page's invoke request."""
+        raise NotImplementedError
+
+    def result(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The success result: metadata only, never source."""
+        raise NotImplementedError
+
+    def _settled_result(
+        self, artifact_id: str, cell_id: str, hash_after: str | None
+    ) -> dict[str, Any]:
+        """The success result rebuilt from what a settled call keeps (:class:`Settled`)."""
+        raise NotImplementedError
+
+    # -- invoke ------------------------------------------------------------------------------
+
+    async def invoke(
+        self,
+        caller: Caller,
+        data: dict[str, Any],
+        call_id: str | None = None,
+        page_id: str | None = None,
+        approve: Approve | None = None,
+    ) -> dict[str, Any]:
+        """Run one invoke; returns once the review is open.
+
+        ``call_id`` identifies the call for this user (one is made up when it is None);
+        ``page_id`` picks the page; ``approve``, when given, must return (or raise
+        :class:`Refusal` to end the call) before anything reaches the page.
+        """
+        started = time.perf_counter()
+        problem = self._input_problem(data)
+        if problem is not None:
+            self.telemetry.edit_refused(
+                call_ref=None, code="invalid-input", latency_ms=0.0, operation=self.operation
+            )
+            raise Refusal("invalid-input", f"The tool input is not valid: {problem}.")
+        call_id = call_id or uuid.uuid4().hex
+        call = self.calls.start(call_id, data)
+        if call is None:
+            # The first call's result, waiting for it if it is still running.
+            return await self.calls.first_outcome(call_id)
+        # The server's own check time leaves out the events it emits.
+        call.check_ms = (time.perf_counter() - started) * 1000.0
+        self.telemetry.edit_invoked(
+            call_ref=call.ref,
+            new_source_bytes=len(self.proposed_source(data).encode("utf-8", "replace")),
+            operation=self.operation,
+        )
+        try:
+            result = await self._run(call, caller, data, page_id, approve, started)
+        except Refusal as refusal:
+            self.calls.finish(call, refusal)
+            self.telemetry.edit_refused(
+                call_ref=call.ref,
+                code=refusal.code,
+                latency_ms=_ms_since(started),
+                operation=self.operation,
+            )
+            raise
+        self.calls.finish(call, result)
+        return result
+
+    def _input_problem(self, data: dict[str, Any]) -> str | None:
+        if self._conforms is not None and self._conforms(data):
+            return None
+        return schema_problem(self._validator, data)
+
+    async def _run(
+        self,
+        call: EditCall,
+        caller: Caller,
+        data: dict[str, Any],
+        page_id: str | None,
+        approve: Approve | None,
+        started: float,
+    ) -> dict[str, Any]:
+        resumed = time.perf_counter()
+        settings = self.host.settings()
+        checks = (call, caller, data, page_id, settings)
+        page, path, checked = await self._server_checks(*checks)
+        if approve is not None:
+            call.check_ms += (time.perf_counter() - resumed) * 1000.0
+            await approve(page, path, data, call.abort_requested)
+            # The person may have taken minutes: everything is checked again.
+            resumed = time.perf_counter()
+            page, path, checked = await self._server_checks(*checks)
+        call.check_ms += (time.perf_counter() - resumed) * 1000.0
+        call.page = page
+        call.artifact_id = data["artifactId"]
+        request = self._request_data(call, data, path, checked)
+        await self._open_review(call, page, request, settings)
+        call.review_open = True
+        call.opened_at = time.monotonic()
+        self.telemetry.edit_review_opened(
+            call_ref=call.ref,
+            page_ref=page.ref,
+            latency_ms=_ms_since(started),
+            check_ms=call.check_ms,
+            new_source_bytes=len(self.proposed_source(data).encode("utf-8")),
+            operation=self.operation,
+        )
+        return self.result(data)
+
+    async def _server_checks(
+        self,
+        call: EditCall,
+        caller: Caller,
+        data: dict[str, Any],
+        page_id: str | None,
+        settings: dict[str, Any],
+    ) -> tuple[PageSession, str, Any]:
+        """Steps 1 to 7 of docs/protocol.md section 5 that the server can decide on its own."""
+        # 1. Switches, then the caller's mode.
+        self.host.switches.require(TOOLS)
+        if caller.approval_mode == PLAN:
+            raise Refusal(
+                "plan-mode", "This conversation is in plan mode: it may read, not propose edits."
+            )
+        # 2. The page and its view.
+        page, active = self.dispatcher.active_notebook(
+            page_id, not_a_notebook="The active tab is not a notebook being edited."
+        )
+        path = active["path"]
+        # 3. The artifact and its kernel session.
+        if self.host.artifact_id(path) != data["artifactId"]:
+            raise Refusal(
+                "artifact-mismatch", "The active notebook is not the one this edit was made for."
+            )
+        if not self.registrations.for_artifact(data["artifactId"]):
+            raise Refusal("no-active-session", "The notebook has no running kernel session.")
+        # 4. Permission.
+        if not (
+            await caller.may_write() and await self.host.file_writable(path) and active["writable"]
+        ):
+            raise Refusal("read-only", "You may not edit this notebook.")
+        # 5 to 7: the tool's own.
+        checked = await self._tool_checks(data, settings)
+        if call.abort_requested.is_set():
+            raise Refusal("aborted", "The call was aborted.")
+        return page, path, checked
+
+    async def _open_review(
+        self,
+        call: EditCall,
+        page: PageSession,
+        request_data: dict[str, Any],
+        settings: dict[str, Any],
+    ) -> None:
+        request = asyncio.ensure_future(
+            page.request(self.invoke_action, request_data, settings["page_timeout_seconds"])
+        )
+        aborted = asyncio.ensure_future(call.abort_requested.wait())
+        await asyncio.wait({request, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        aborted.cancel()
+        if call.abort_requested.is_set():
+            # The abort also asked the page to withdraw whatever it opens.
+            request.add_done_callback(_consume)
+            raise Refusal("aborted", "The call was aborted.")
+        answer = request.result()
+        if answer != self.opened:
+            raise Refusal("timeout", "The JupyterLab page answered with something unusable.")
+
+    # -- abort -------------------------------------------------------------------------------
+
+    async def abort(self, data: dict[str, Any]) -> dict[str, bool]:
+        """Run one abort: never refused by the switches."""
+        call_id = data.get("callId")
+        if set(data) != {"callId"} or not (isinstance(call_id, str) and 0 < len(call_id) <= 128):
+            raise Refusal("invalid-input", "abort takes exactly {'callId': <1 to 128 characters>}.")
+        call = self.calls.get(call_id)
+        if call is None or call.decided or (call.outcome.done() and not call.review_open):
+            return {"aborted": False}
+        call.aborted = True
+        call.abort_requested.set()
+        self.calls.settle(call)
+        was_open = call.review_open
+        withdrawn = False
+        page = call.page
+        if page is not None and not page.closed:
+            try:
+                answer = await page.request(
+                    self.abort_action,
+                    {"callId": call.call_id},
+                    min(ABORT_PAGE_SECONDS, self.host.settings()["page_timeout_seconds"]),
+                )
+                withdrawn = answer.get("withdrawn") is True
+            except Refusal:
+                # Keep is refused for this call from now on whatever the page does.
+                withdrawn = False
+        self.telemetry.edit_aborted(
+            call_ref=call.ref,
+            review_was_open=was_open,
+            withdrawn=withdrawn,
+            operation=self.operation,
+        )
+        return {"aborted": True}
+
+    # -- Keep and the person's decision ----------------------------------------------------
+
+    def keep_verdict(self, page: PageSession, call_id: str) -> dict[str, Any]:
+        """The answer to a page's ``keep``: may the review's proposal be applied now?"""
+        call = self.calls.get(call_id)
+        code: str | None = None
+        if call is None or call.page is not page or not call.review_open or call.decided:
+            code = "aborted"
+        elif (refused := self.host.switches.refusal(TOOLS)) is not None:
+            code = refused
+        elif call.artifact_id is None or not self.registrations.for_artifact(call.artifact_id):
+            # The kernel session that the tool was registered for has ended.
+            code = "no-active-session"
+        verdict: dict[str, Any] = {"type": "keep-verdict", "callId": call_id, "ok": code is None}
+        if code is not None:
+            verdict["code"] = code
+        return verdict
+
+    def review_decided(self, page: PageSession, call_id: str, decision: str) -> None:
+        """Record the person's decision once; later reports for the call are ignored."""
+        call = self.calls.get(call_id)
+        if call is None or call.page is not page or call.decided or decision not in DECISIONS:
+            return
+        call.decision = decision
+        self.calls.settle(call)
+        self.telemetry.edit_decision(
+            call_ref=call.ref, decision=decision, open_ms=_open_ms(call), operation=self.operation
+        )
+
+    def page_closed(self, page: PageSession) -> None:
+        """A page went away: its open reviews are gone with it."""
+        for call in self.calls.open_reviews():
+            if call.page is page:
+                self.review_decided(page, call.call_id, "withdrawn")
+
+
+class ProposalDesk:
+    """The proposal tools of one server, as the page bridge meets them.
+
+    A page's ``keep`` and ``review`` carry only a callId; the tool with a live call of that
+    id answers. CallIds are per tool (each tool remembers its own), so the same id used
+    with two tools at once is answered by the first tool listed.
+    """
+
+    def __init__(self, tools: list[ProposalTool]) -> None:
+        self.tools = tools
+
+    def _owner(self, call_id: str) -> ProposalTool:
+        for tool in self.tools:
+            if tool.calls.get(call_id) is not None:
+                return tool
+        # No live call anywhere: any tool refuses it the same way.
+        return self.tools[0]
+
+    def keep_verdict(self, page: PageSession, call_id: str) -> dict[str, Any]:
+        """The answer to a page's ``keep``."""
+        return self._owner(call_id).keep_verdict(page, call_id)
+
+    def review_decided(self, page: PageSession, call_id: str, decision: str) -> None:
+        """Record the person's decision with the call's tool."""
+        self._owner(call_id).review_decided(page, call_id, decision)
+
+    def page_closed(self, page: PageSession) -> None:
+        """A page went away: every tool's reviews on it end."""
+        for tool in self.tools:
+            tool.page_closed(page)
+
+
+def _consume(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+def _open_ms(call: EditCall) -> float:
+    if call.opened_at is None:
+        return 0.0
+    return round((time.monotonic() - call.opened_at) * 1000.0, 3)
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000.0, 3)
