@@ -31,14 +31,16 @@ from .approvals import Approvals
 from .callers import APPROVAL_MODES, CONTEXT_REFS, NOTEBOOK_REFS, ExternalGrants
 from .collaboration import live_cell_data
 from .dispatcher import Dispatcher
-from .edit_tool import NO_LIVE_DOCUMENT, EditHost, EditTool
+from .edit_tool import EditTool
 from .edits import ServedCells
+from .insert_tool import INSERT_CELL, InsertTool
 from .killswitch import KillSwitch, KillSwitchState, config_directories, config_engaged
 from .mcp.endpoint import McpEndpoint
 from .mcp.tools import CopilotTools, ToolsHost
 from .notebook import NotebookReader
 from .overview import Overview
 from .pages import Pages
+from .proposals import NO_LIVE_DOCUMENT, ProposalDesk, ProposalHost
 from .registry import CopilotRegistry, load_registry
 from .routes import handler_routes
 from .sessions import TOOL, Registrations, hook_kernel_manager, hook_session_manager
@@ -412,20 +414,20 @@ class CopilotApp(ExtensionApp):
         event_logger = getattr(self.serverapp, "event_logger", None)
         if event_logger is not None:
             event_logger.add_listener(schema_id=CONTENTS_EVENTS, listener=self._on_contents_event)
-        self.edit_tool = EditTool(
-            self.registry.tool(TOOL)["parameters"],
-            self.dispatcher,
-            self.registrations,
-            self.telemetry,
-            EditHost(
-                switches=self.switches,
-                artifact_id=self._artifact_id,
-                file_writable=self._file_writable,
-                live_cell=self._live_cell,
-                served_type=self.served_cells.type_of,
-                settings=self._action_settings,
-            ),
+        proposal_host = ProposalHost(
+            switches=self.switches,
+            artifact_id=self._artifact_id,
+            file_writable=self._file_writable,
+            live_cell=self._live_cell,
+            served_type=self.served_cells.type_of,
+            settings=self._action_settings,
         )
+        proposal_parts = (self.dispatcher, self.registrations, self.telemetry, proposal_host)
+        self.edit_tool = EditTool(self.registry.tool(TOOL)["parameters"], *proposal_parts)
+        self.insert_tool = InsertTool(
+            self.registry.tool(INSERT_CELL)["parameters"], *proposal_parts
+        )
+        self.proposals = ProposalDesk([self.edit_tool, self.insert_tool])
         self.approvals = Approvals(
             self.telemetry,
             lambda: self.approval_timeout_seconds,
@@ -434,8 +436,10 @@ class CopilotApp(ExtensionApp):
         self.skills = SkillLibrary.load(skill_roots(jupyter_path(), self.skills_paths), self.log)
         self.mcp_tools = CopilotTools(
             self.registry.tool(TOOL),
+            self.registry.tool(INSERT_CELL),
             self.notebook,
             self.edit_tool,
+            self.insert_tool,
             self.approvals,
             ToolsHost(switches=self.switches, skills=lambda: self.skills),
         )
@@ -452,7 +456,7 @@ class CopilotApp(ExtensionApp):
         self.conversations = self._build_conversations()
         self.admin_policy.warn_about_defaults(list(self.conversations.catalog))
         self.pages = Pages(
-            self.dispatcher, self.edit_tool, self.approvals, self.telemetry, self._welcome
+            self.dispatcher, self.proposals, self.approvals, self.telemetry, self._welcome
         )
         self.pages.on_close.append(self.file_reviews.page_closed)
         self.external = ExternalGrants(

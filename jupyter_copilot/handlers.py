@@ -17,10 +17,12 @@ from .approvals import Approvals
 from .bridge import PageSession
 from .callers import Caller
 from .edit_tool import EditTool
+from .insert_tool import InsertTool
 from .mcp.endpoint import McpEndpoint
 from .mcp.transport import AsgiExchange
+from .proposals import ProposalTool
 from .refusals import Refusal
-from .registry import ABORT, GET_CONTEXT, INVOKE
+from .registry import ABORT, GET_CONTEXT, INSERT_ABORT, INSERT_INVOKE, INVOKE
 from .switches import FEATURE, Switches, action_gate
 from .web import AUTH_RESOURCE, CopilotHandler, RefusalAnswers, gated
 
@@ -70,13 +72,19 @@ class ActionHandler(CopilotHandler):
     """``POST copilot/api/actions/<action>``: run one registry action."""
 
     def initialize(  # type: ignore[override]
-        self, switches: Switches, actions: frozenset[str], runner: ActionRunner, edit: EditTool
+        self,
+        switches: Switches,
+        actions: frozenset[str],
+        runner: ActionRunner,
+        edit: EditTool,
+        insert: InsertTool,
     ) -> None:
         """Receive the switches, the registry's actions, and what runs them."""
         self.switches = switches
         self._actions = actions
         self._runner = runner
-        self._edit = edit
+        self._invokes: dict[str, ProposalTool] = {INVOKE: edit, INSERT_INVOKE: insert}
+        self._aborts: dict[str, ProposalTool] = {ABORT: edit, INSERT_ABORT: insert}
 
     @web.authenticated
     @authorized
@@ -88,10 +96,11 @@ class ActionHandler(CopilotHandler):
         body = ActionBody.parse(self.json_body())
         caller = Caller(may_write=self.may_write)
         result: Any
-        if action == ABORT:
-            result = await self._edit.abort(body.data)
-        elif action == INVOKE:
-            result = await self._edit.invoke(caller, body.data, body.call_id, body.page_id)
+        if action in self._aborts:
+            result = await self._aborts[action].abort(body.data)
+        elif action in self._invokes:
+            tool = self._invokes[action]
+            result = await tool.invoke(caller, body.data, body.call_id, body.page_id)
         elif action == GET_CONTEXT:
             result = await self._runner.get_context(caller, body)
         else:

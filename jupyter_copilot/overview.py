@@ -10,7 +10,7 @@ from ._version import __version__
 from .dispatcher import Dispatcher
 from .killswitch import KillSwitchState
 from .registry import CopilotRegistry
-from .sessions import Registrations
+from .sessions import TOOLS, Registrations
 
 
 @dataclass(frozen=True)
@@ -54,5 +54,5 @@ class Overview:
             return {"tools": [], "registrations": []}
         return {
             "tools": list(self.registry.tools),
-            "registrations": [r.to_json() for r in self.registrations.all()],
+            "registrations": [r.to_json(tool) for r in self.registrations.all() for tool in TOOLS],
         }

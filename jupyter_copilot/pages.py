@@ -1,8 +1,9 @@
 """The connected JupyterLab pages: each one's bridge session opens and closes here.
 
 A page's session (``bridge.py``) registers with the dispatcher on ``hello``; its ``keep``
-and ``review`` messages go to the edit tool. When the page goes away, its pending requests
-fail, and its reviews, approval cards and file reviews end with it (docs/protocol.md 9).
+and ``review`` messages go to the proposal tool whose call they name. When the page goes
+away, its pending requests fail, and its reviews, approval cards and file reviews end with
+it (docs/protocol.md 9).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 from .approvals import Approvals
 from .bridge import PageSession
 from .dispatcher import Dispatcher
-from .edit_tool import EditTool
+from .proposals import ProposalDesk
 from .telemetry import Telemetry
 
 
@@ -23,13 +24,13 @@ class Pages:
     def __init__(
         self,
         dispatcher: Dispatcher,
-        edit_tool: EditTool,
+        proposals: ProposalDesk,
         approvals: Approvals,
         telemetry: Telemetry,
         welcome: Callable[[], dict[str, Any]],
     ) -> None:
         self.dispatcher = dispatcher
-        self.edit_tool = edit_tool
+        self.proposals = proposals
         self.approvals = approvals
         self.telemetry = telemetry
         self._welcome = welcome
@@ -43,15 +44,15 @@ class Pages:
             self._welcome,
             self.dispatcher.attach,
             self._on_state,
-            on_keep=self.edit_tool.keep_verdict,
-            on_review=self.edit_tool.review_decided,
+            on_keep=self.proposals.keep_verdict,
+            on_review=self.proposals.review_decided,
         )
 
     def close(self, session: PageSession) -> None:
         """A page disconnected: fail its requests, end its reviews and forget it."""
         session.close()
         self.dispatcher.detach(session)
-        self.edit_tool.page_closed(session)
+        self.proposals.page_closed(session)
         self.approvals.page_closed(session)
         for closed in self.on_close:
             closed(session)

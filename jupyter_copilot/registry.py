@@ -28,6 +28,8 @@ MANIFEST_DIR = PACKAGE_DIR / "manifests"
 GET_CONTEXT = "jupyter_copilot.notebook.get-context"
 INVOKE = "jupyter_copilot.notebook.edit-cell.invoke"
 ABORT = "jupyter_copilot.notebook.edit-cell.abort"
+INSERT_INVOKE = "jupyter_copilot.notebook.insert-cell.invoke"
+INSERT_ABORT = "jupyter_copilot.notebook.insert-cell.abort"
 READ_CELLS = "jupyter_copilot.notebook.read-cells"
 
 

@@ -34,6 +34,7 @@ def handler_routes(app: CopilotApp) -> list[tuple[str, type, dict[str, Any]]]:
                 "actions": app.registry.actions,
                 "runner": app.runner,
                 "edit": app.edit_tool,
+                "insert": app.insert_tool,
             },
         ),
         (

@@ -1,4 +1,4 @@
-"""Tool registrations: one ``notebook_edit_cell`` per active kernel session on a notebook.
+"""Tool registrations: each notebook tool once per active kernel session on a notebook.
 
 The session manager is the authority (docs/protocol.md section 2). :class:`Registrations` keeps
 the table; :func:`hook_session_manager` and :func:`hook_kernel_manager` keep it current
@@ -15,21 +15,23 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 TOOL = "notebook_edit_cell"
+#: The tools registered per kernel session (docs/protocol.md section 2 and "Inserting a cell").
+TOOLS = (TOOL, "notebook_insert_cell")
 
 
 @dataclass(frozen=True)
 class Registration:
-    """One registration of the edit tool, as ``GET copilot/api/tools`` lists it."""
+    """One kernel session that holds the notebook tools (:data:`TOOLS`)."""
 
     session_id: str
     kernel_id: str
     artifact_id: str | None
     path: str
 
-    def to_json(self) -> dict[str, Any]:
-        """The contract's shape."""
+    def to_json(self, tool: str = TOOL) -> dict[str, Any]:
+        """The contract's shape, for one of :data:`TOOLS`."""
         return {
-            "tool": TOOL,
+            "tool": tool,
             "sessionId": self.session_id,
             "kernelId": self.kernel_id,
             "artifactId": self.artifact_id,

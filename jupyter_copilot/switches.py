@@ -3,7 +3,8 @@
 Every gate of the package is named here, with the documented exceptions in one place
 (docs/protocol.md sections 3, 4.3, 5 and 8): status always answers; get-context and
 ``context_snapshot`` are not stopped by the kill switch; abort is never refused by either
-switch; an edit checks its input before the switches, so its tool applies both itself.
+switch; an edit or an insert checks its input before the switches, so its tool applies
+both itself.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .refusals import Refusal
-from .registry import ABORT, GET_CONTEXT, INVOKE
+from .registry import ABORT, GET_CONTEXT, INSERT_ABORT, INSERT_INVOKE, INVOKE
 
 #: No switch is checked at the door.
 UNGATED = "ungated"
@@ -23,10 +24,21 @@ TOOLS = "tools"
 
 #: The gate of each REST action. A name that is not an action is not gated at the door: it
 #: ends with ``unknown-action`` whatever the switches say.
-ACTION_GATES = {GET_CONTEXT: FEATURE, INVOKE: UNGATED, ABORT: UNGATED}
+ACTION_GATES = {
+    GET_CONTEXT: FEATURE,
+    INVOKE: UNGATED,
+    ABORT: UNGATED,
+    INSERT_INVOKE: UNGATED,
+    INSERT_ABORT: UNGATED,
+}
 
 #: The gate of each MCP tool after its input is checked; every other tool is gated by both.
-MCP_TOOL_GATES = {"context_snapshot": FEATURE, "notebook_edit_cell": UNGATED}
+#: The proposal tools check their input before the switches and apply both themselves.
+MCP_TOOL_GATES = {
+    "context_snapshot": FEATURE,
+    "notebook_edit_cell": UNGATED,
+    "notebook_insert_cell": UNGATED,
+}
 
 
 def action_gate(action: str) -> str:

@@ -11,6 +11,10 @@ from tornado.httpclient import HTTPClientError
 ACTIONS = ("copilot", "api", "actions")
 INVOKE = "jupyter_copilot.notebook.edit-cell.invoke"
 ABORT = "jupyter_copilot.notebook.edit-cell.abort"
+INSERT_INVOKE = "jupyter_copilot.notebook.insert-cell.invoke"
+INSERT_ABORT = "jupyter_copilot.notebook.insert-cell.abort"
+#: The tools each kernel session registers, in the registry's order.
+NOTEBOOK_TOOLS = ("notebook_edit_cell", "notebook_insert_cell")
 
 
 async def call_action(jp_fetch: Any, action: str, body: Any) -> tuple[int, dict[str, Any]]:
@@ -31,8 +35,19 @@ async def start_session(jp_fetch: Any, path: str, kind: str = "notebook") -> dic
     return json.loads(response.body)  # type: ignore[no-any-return]
 
 
-async def registrations(jp_fetch: Any) -> list[dict[str, Any]]:
-    """The registrations listed by ``GET copilot/api/tools``."""
+async def registrations(jp_fetch: Any, tool: str = "notebook_edit_cell") -> list[dict[str, Any]]:
+    """The registrations of ``tool`` listed by ``GET copilot/api/tools``.
+
+    Every kernel session registers each notebook tool once, so the other tools' lists are
+    checked to hold the same sessions.
+    """
     tools = json.loads((await jp_fetch("copilot", "api", "tools")).body)
-    assert [t["name"] for t in tools["tools"]] == ["notebook_edit_cell"]
-    return tools["registrations"]  # type: ignore[no-any-return]
+    names = [t["name"] for t in tools["tools"]]
+    assert names == list(NOTEBOOK_TOOLS)
+    by_tool = {
+        name: [{**r, "tool": None} for r in tools["registrations"] if r["tool"] == name]
+        for name in names
+    }
+    assert all(listed == by_tool[names[0]] for listed in by_tool.values()), by_tool
+    assert len(tools["registrations"]) == len(names) * len(by_tool[names[0]])
+    return [r for r in tools["registrations"] if r["tool"] == tool]

@@ -398,7 +398,10 @@ def test_each_users_server_serves_jupyter_copilot_under_the_hub_prefix(hub: Hub,
     assert status["killSwitch"] == {"engaged": False, "source": None}
     manifest = hub.copilot(user, "manifest")
     assert manifest.status == 200
-    assert [t["name"] for t in manifest.json()["tools"]] == ["notebook_edit_cell"]
+    assert [t["name"] for t in manifest.json()["tools"]] == [
+        "notebook_edit_cell",
+        "notebook_insert_cell",
+    ]
     # Anonymous requests are refused, not served.
     assert hub.copilot(user, "status", token=None).status in (302, 403)
 

@@ -98,12 +98,14 @@ async def test_tools_are_listed_with_their_schemas_and_annotations(
         "notebook_read_selected_cell",
         "notebook_read_cells",
         "notebook_edit_cell",
+        "notebook_insert_cell",
         "skill_read",
     ]
-    edit = copilot.registry.tool("notebook_edit_cell")
-    assert listed["notebook_edit_cell"].input_schema == edit["parameters"]
-    assert listed["notebook_edit_cell"].description == edit["description"]
-    assert listed["notebook_edit_cell"].annotations.read_only_hint is False
+    for name in ("notebook_edit_cell", "notebook_insert_cell"):
+        definition = copilot.registry.tool(name)
+        assert listed[name].input_schema == definition["parameters"]
+        assert listed[name].description == definition["description"]
+        assert listed[name].annotations.read_only_hint is False
     for name in READ_TOOLS:
         assert listed[name].annotations.read_only_hint is True
         assert listed[name].input_schema["additionalProperties"] is False

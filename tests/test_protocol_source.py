@@ -362,18 +362,34 @@ def test_the_bridge_schemas_define_exactly_the_vocabularys_message_types() -> No
 
 
 def test_python_names_match_the_vocabulary() -> None:
-    from jupyter_copilot import approvals, context, edits, registry, sessions, skills
+    from jupyter_copilot import (
+        approvals,
+        context,
+        edits,
+        insert_tool,
+        registry,
+        sessions,
+        skills,
+    )
     from jupyter_copilot import callers as grants
     from jupyter_copilot.agents import filereviews
     from jupyter_copilot.mcp import tools
     from jupyter_copilot.registry import load_registry
 
-    names = {registry.GET_CONTEXT, registry.INVOKE, registry.ABORT, registry.READ_CELLS}
+    names = {
+        registry.GET_CONTEXT,
+        registry.INVOKE,
+        registry.ABORT,
+        registry.INSERT_INVOKE,
+        registry.INSERT_ABORT,
+        registry.READ_CELLS,
+    }
     assert names == set(vocabulary.ACTIONS)
     assert load_registry().actions | {registry.READ_CELLS} == set(vocabulary.ACTIONS)
     assert sessions.TOOL == tools.EDIT_CELL == "notebook_edit_cell"
+    assert sessions.TOOLS == (tools.EDIT_CELL, insert_tool.INSERT_CELL)
     listed = json.loads((PACKAGE / "mcp" / "tools.json").read_text(encoding="utf-8"))
-    assert {d["name"] for d in listed} | {tools.EDIT_CELL} == set(vocabulary.TOOLS)
+    assert {d["name"] for d in listed} | tools.PROPOSAL_TOOLS == set(vocabulary.TOOLS)
     assert {t["name"] for t in load_registry().tools} <= set(vocabulary.TOOLS)
     assert set(vocabulary.TOOLS) == skills.TOOL_NAMES
     assert (grants.SELECTED_CELL, grants.ACTIVE_NOTEBOOK, grants.CELL_OUTPUTS, grants.FILES) == (

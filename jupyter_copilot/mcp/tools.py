@@ -5,7 +5,8 @@ call checks, in order: the input against the tool's schema (``invalid-input``), 
 switch and the feature switch, then the caller's context grants (``blocked``), and only
 then asks the JupyterLab page. ``context_snapshot`` is the one tool the kill switch does not
 stop: it reads no content and tells an agent that tools are off. Reads go through the
-notebook service and edits through the edit tool, the same services the REST actions use.
+notebook service, edits and inserts through their proposal tools (``proposals.py``): the
+same services the REST actions use.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from ..callers import ACTIVE_NOTEBOOK, CELL_OUTPUTS, INTERACTIVE, NOTEBOOK_REFS,
 from ..callers import SELECTED_CELL as SELECTED_CELL_REF
 from ..context import SELECTED_CELL, VIEW_STATE
 from ..edit_tool import EditTool
+from ..insert_tool import INSERT_CELL, InsertTool
 from ..notebook import NotebookReader
+from ..proposals import ProposalTool
 from ..refusals import Refusal
 from ..registry import READ_CELLS, schema_problem
 from ..skills import SkillLibrary
@@ -37,6 +40,9 @@ __all__ = ["READ_CELLS", "CopilotTools", "ToolsHost"]
 
 EDIT_CELL = "notebook_edit_cell"
 APPROVAL_DESCRIPTION = "Open a whole-cell diff for the attached notebook cell"
+INSERT_APPROVAL_DESCRIPTION = "Show a new cell in the active notebook, pending until Keep"
+#: The tools that check their own input, in the contract's order, before the switches.
+PROPOSAL_TOOLS = frozenset({EDIT_CELL, INSERT_CELL})
 
 _DEFINITIONS = json.loads((Path(__file__).parent / "tools.json").read_text(encoding="utf-8"))
 
@@ -55,8 +61,10 @@ class CopilotTools:
     def __init__(
         self,
         edit_definition: dict[str, Any],
+        insert_definition: dict[str, Any],
         notebook: NotebookReader,
         edit_tool: EditTool,
+        insert_tool: InsertTool,
         approvals: Approvals,
         host: ToolsHost,
     ) -> None:
@@ -67,15 +75,28 @@ class CopilotTools:
             "readOnly": False,
             "inputSchema": edit_definition["parameters"],
         }
-        self.definitions: list[dict[str, Any]] = [*_DEFINITIONS[:3], edit, _DEFINITIONS[3]]
+        insert = {
+            "name": INSERT_CELL,
+            "title": "Propose a new cell",
+            "description": insert_definition["description"],
+            "readOnly": False,
+            "inputSchema": insert_definition["parameters"],
+        }
+        self.definitions: list[dict[str, Any]] = [
+            *_DEFINITIONS[:3],
+            edit,
+            insert,
+            _DEFINITIONS[3],
+        ]
         self.definitions_by_name = {d["name"]: d for d in self.definitions}
         self._validators = {
             d["name"]: jsonschema.Draft202012Validator(d["inputSchema"])
             for d in self.definitions
-            if d["name"] != EDIT_CELL
+            if d["name"] not in PROPOSAL_TOOLS
         }
         self.notebook = notebook
         self.edit_tool = edit_tool
+        self.insert_tool = insert_tool
         self.approvals = approvals
         self.host = host
         self._calls: dict[str, Callable[[Caller, dict[str, Any]], Awaitable[dict[str, Any]]]]
@@ -84,6 +105,7 @@ class CopilotTools:
             "notebook_read_selected_cell": self._read_selected_cell,
             "notebook_read_cells": self._read_cells,
             EDIT_CELL: self._edit_cell,
+            INSERT_CELL: self._insert_cell,
             "skill_read": self._skill_read,
         }
 
@@ -103,8 +125,8 @@ class CopilotTools:
                 "This conversation grants no notebook context now, so its tools are off "
                 "until the person grants one under Context.",
             )
-        if name != EDIT_CELL:
-            # The edit tool checks its own input first, in the contract's order.
+        if name not in PROPOSAL_TOOLS:
+            # A proposal tool checks its own input first, in the contract's order.
             self._check_input(name, arguments)
         self.host.switches.require(mcp_tool_gate(name))
         return await run(caller, arguments)
@@ -185,18 +207,45 @@ class CopilotTools:
         return await self.notebook.read_cells(cursor_artifact, start_cell, include_outputs, None)
 
     async def _edit_cell(self, caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+        def details(data: dict[str, Any]) -> dict[str, Any]:
+            return {
+                "artifactId": data["artifactId"],
+                "cellId": data["cellId"],
+                "newSourceBytes": len(data["newSource"].encode("utf-8")),
+            }
+
+        return await self._propose(self.edit_tool, caller, arguments, APPROVAL_DESCRIPTION, details)
+
+    async def _insert_cell(self, caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+        def details(data: dict[str, Any]) -> dict[str, Any]:
+            # The anchor is not the cell being changed, so the card names no cell.
+            return {
+                "artifactId": data["artifactId"],
+                "newSourceBytes": len(data["source"].encode("utf-8")),
+            }
+
+        return await self._propose(
+            self.insert_tool, caller, arguments, INSERT_APPROVAL_DESCRIPTION, details
+        )
+
+    async def _propose(
+        self,
+        tool: ProposalTool,
+        caller: Caller,
+        arguments: dict[str, Any],
+        description: str,
+        details: Callable[[dict[str, Any]], dict[str, Any]],
+    ) -> dict[str, Any]:
+        """Run a proposal tool, asking the person first in an interactive conversation."""
+
         async def approve(page: PageSession, path: str, data: dict[str, Any], abort: Any) -> None:
             await self.approvals.ask(
                 owner=caller.principal,
                 page=page,
                 path=path,
-                tool=EDIT_CELL,
-                description=APPROVAL_DESCRIPTION,
-                details={
-                    "artifactId": data["artifactId"],
-                    "cellId": data["cellId"],
-                    "newSourceBytes": len(data["newSource"].encode("utf-8")),
-                },
+                tool=tool.name,
+                description=description,
+                details=details(data),
                 caller_kind=caller.kind,
                 abort=abort,
                 group=caller.scope or None,
@@ -204,7 +253,7 @@ class CopilotTools:
 
         call_id = f"mcp-{uuid.uuid4().hex}"
         try:
-            return await self.edit_tool.invoke(
+            return await tool.invoke(
                 caller,
                 arguments,
                 call_id,
@@ -214,7 +263,7 @@ class CopilotTools:
             # A client that cancels the request (or a server stop) must not leave a card or
             # a review behind; aborting a call that already ended changes nothing.
             with anyio.CancelScope(shield=True):
-                await self.edit_tool.abort({"callId": call_id})
+                await tool.abort({"callId": call_id})
             raise
 
     async def _skill_read(self, caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
