@@ -12,7 +12,7 @@ from traitlets.config import Config
 from jupyter_copilot.context import source_hash
 from tests.conftest import make_notebook
 from tests.pages import ScriptedPage, context_answer, notebook_state
-from tests.server import INVOKE, call_action, start_session
+from tests.server import INSERT_INVOKE, INVOKE, call_action, start_session
 
 OLD = "x = 1\n"
 
@@ -123,4 +123,40 @@ async def test_a_cell_whose_type_changed_since_it_was_served_is_cell_type_mismat
     status, body = await call_action(jp_fetch, INVOKE, {"data": data})
     assert (status, body["error"]["code"]) == (409, "cell-type-mismatch")
     assert [r for r in page.requests if r["action"] == INVOKE] == []
+    page.close()
+
+
+@pytest.mark.parametrize("change", ["none", "delete-anchor", "lock-anchor"])
+async def test_an_insert_after_a_cell_gone_from_the_live_document_is_cell_not_found(
+    jp_fetch, jp_ws_fetch, jp_root_dir, jp_serverapp, copilot, change
+) -> None:
+    path = make_notebook(jp_root_dir, "a.ipynb", [OLD, "y = 2"])
+    anchor = json.loads(path.read_text())["cells"][0]["id"]
+    await start_session(jp_fetch, "a.ipynb")
+    ynb = await live_notebook(jp_serverapp, "a.ipynb")
+    page = await ScriptedPage.connect(jp_ws_fetch, "p-1")
+    page.respond = lambda request: {"reviewOpened": True}
+    await page.send_state(notebook_state("a.ipynb"))
+    with ynb.ydoc.transaction():
+        if change == "delete-anchor":
+            del ynb.ycells[0]
+        elif change == "lock-anchor":
+            # A locked anchor only stops edits of that cell, not a new cell after it.
+            ynb.ycells[0]["metadata"]["editable"] = False
+    data = {
+        "artifactId": copilot._artifact_id("a.ipynb"),
+        "afterCellId": anchor,
+        "cellType": "code",
+        "source": "z = 3\n",
+    }
+    status, body = await call_action(jp_fetch, INSERT_INVOKE, {"data": data})
+    inserts = [r for r in page.requests if r["action"] == INSERT_INVOKE]
+    if change == "delete-anchor":
+        assert (status, body["error"]["code"]) == (404, "cell-not-found")
+        assert inserts == []
+    else:
+        assert status == 200 and len(inserts) == 1
+    # At the top there is no anchor to lose.
+    status, _ = await call_action(jp_fetch, INSERT_INVOKE, {"data": {**data, "afterCellId": None}})
+    assert status == 200
     page.close()
