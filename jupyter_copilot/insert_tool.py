@@ -1,8 +1,8 @@
 """``notebook_insert_cell``: propose one new cell, shown as a pending cell until Keep.
 
 :class:`InsertTool` is a :class:`~.proposals.ProposalTool`, so it runs the fail-closed order
-of docs/protocol.md section 5 where a step applies (switches, page, artifact, session,
-permission, size), remembers callIds, aborts and judges Keep exactly as the edit tool does.
+of docs/protocol.md section 11.1 (section 5 where a step applies: switches, page, artifact,
+session, permission, size), remembers callIds, aborts and judges Keep exactly as the edit tool does.
 What is its own: the anchor (``afterCellId``, null for the top) must exist, which the server
 can tell only from a live shared document and the page always checks again; there is no
 hash, lock or type to compare, since the cell does not exist yet. The page shows the
@@ -19,7 +19,7 @@ from .proposals import NO_LIVE_DOCUMENT, ProposalTool
 from .refusals import Refusal
 from .registry import INSERT_ABORT, INSERT_INVOKE
 
-#: The tool's name (docs/protocol.md, "Inserting a cell").
+#: The tool's name (docs/protocol.md section 11.1).
 INSERT_CELL = "notebook_insert_cell"
 
 
@@ -71,7 +71,7 @@ class InsertTool(ProposalTool):
         }
 
     def result(self, data: dict[str, Any]) -> dict[str, Any]:
-        """docs/protocol.md, "Inserting a cell"."""
+        """docs/protocol.md section 11.1."""
         return insert_result(data["artifactId"])
 
     def _settled_result(

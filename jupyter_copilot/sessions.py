@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 TOOL = "notebook_edit_cell"
-#: The tools registered per kernel session (docs/protocol.md section 2 and "Inserting a cell").
+#: The tools registered per kernel session (docs/protocol.md sections 2 and 11.1).
 TOOLS = (TOOL, "notebook_insert_cell")
 
 
