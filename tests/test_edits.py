@@ -1,4 +1,4 @@
-"""The edit tool's pure parts: size, live-document checks and call memory."""
+"""The proposal tools' pure parts: size, live-document checks, call memory and routing."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import pytest
 from jupyter_copilot import edits
 from jupyter_copilot.context import source_hash
 from jupyter_copilot.edits import EditCalls, check_live_cell, check_new_source
+from jupyter_copilot.insert_tool import insert_result
+from jupyter_copilot.proposals import ProposalDesk
 from jupyter_copilot.refusals import Refusal
 
 
@@ -129,3 +131,61 @@ def test_the_fast_input_check_agrees_with_jsonschema() -> None:
         is None
     )
     assert edits.simple_object_check({"type": "object", "anyOf": []}) is None
+
+
+def test_the_size_message_names_the_field_that_holds_the_source() -> None:
+    with pytest.raises(Refusal) as empty:
+        check_new_source("", 16, "source")
+    assert (empty.value.code, empty.value.message.split()[0]) == ("invalid-input", "source")
+    with pytest.raises(Refusal) as large:
+        check_new_source("x" * 17, 16, "source")
+    assert large.value.code == "over-budget" and "16" in large.value.message
+
+
+async def test_a_settled_insert_call_answers_repeats_with_the_insert_result() -> None:
+    calls = EditCalls(result_of=lambda artifact, cell, hash_after: insert_result(artifact))
+    call = calls.start("i", {"source": "x"})
+    assert call is not None
+    calls.finish(call, insert_result("art"))
+    assert calls.get("i") is None
+    assert await calls.first_outcome("i") == {
+        "success": True,
+        "artifactId": "art",
+        "operation": "insert-cell",
+        "reviewOpened": True,
+    }
+
+
+class _Tool:
+    """A proposal tool as the desk sees it: its calls, and what it was asked."""
+
+    def __init__(self, live: set[str]) -> None:
+        self.live = live
+        self.asked: list[tuple[str, str]] = []
+        self.calls = self
+
+    def get(self, call_id: str) -> object | None:
+        return object() if call_id in self.live else None
+
+    def keep_verdict(self, page: object, call_id: str) -> dict[str, object]:
+        self.asked.append(("keep", call_id))
+        return {"type": "keep-verdict", "callId": call_id, "ok": call_id in self.live}
+
+    def review_decided(self, page: object, call_id: str, decision: str) -> None:
+        self.asked.append((decision, call_id))
+
+    def page_closed(self, page: object) -> None:
+        self.asked.append(("closed", ""))
+
+
+def test_the_desk_sends_keep_and_decisions_to_the_tool_that_holds_the_call() -> None:
+    edit, insert = _Tool({"e1"}), _Tool({"i1"})
+    desk = ProposalDesk([edit, insert])  # type: ignore[list-item]
+    page = object()
+    assert desk.keep_verdict(page, "i1")["ok"] is True
+    desk.review_decided(page, "e1", "undo")
+    # An unknown call goes to the first tool, which refuses it.
+    assert desk.keep_verdict(page, "nobody")["ok"] is False
+    desk.page_closed(page)
+    assert edit.asked == [("undo", "e1"), ("keep", "nobody"), ("closed", "")]
+    assert insert.asked == [("keep", "i1"), ("closed", "")]
