@@ -142,7 +142,8 @@ def parse_skill(text: str, folder_name: str) -> Skill:
     refs = _string_list(meta.get("requiresContextRefs", []), "requiresContextRefs", CONTEXT_REFS)
     tools = _string_list(meta.get("tools", []), "tools", TOOL_NAMES)
     if read_only and WRITE_TOOLS.intersection(tools):
-        raise SkillError("readOnly is true but tools lists notebook_edit_cell")
+        writes = ", ".join(sorted(WRITE_TOOLS.intersection(tools)))
+        raise SkillError(f"readOnly is true but tools lists {writes}")
     body = body.strip()
     if not body:
         raise SkillError("the body after the front matter is empty")

@@ -31,6 +31,8 @@ ACTIONS = (
     "jupyter_copilot.notebook.get-context",
     "jupyter_copilot.notebook.edit-cell.invoke",
     "jupyter_copilot.notebook.edit-cell.abort",
+    "jupyter_copilot.notebook.insert-cell.invoke",
+    "jupyter_copilot.notebook.insert-cell.abort",
     "jupyter_copilot.notebook.unknown",
 )
 MCP_TOOLS = (
@@ -38,6 +40,7 @@ MCP_TOOLS = (
     "notebook_read_selected_cell",
     "notebook_read_cells",
     "notebook_edit_cell",
+    "notebook_insert_cell",
     "skill_read",
     "no_such_tool",
 )
