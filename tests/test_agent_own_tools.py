@@ -516,7 +516,12 @@ async def test_taking_every_grant_away_mid_conversation_turns_the_tools_off(
         "expectedSourceHash": "sha256:" + "0" * 64,
         "newSource": "x = 1\n",
     }
-    for tool, args in (("context_snapshot", {}), ("notebook_edit_cell", arguments)):
+    insert = {"artifactId": "a", "afterCellId": None, "cellType": "code", "source": "x = 1\n"}
+    for tool, args in (
+        ("context_snapshot", {}),
+        ("notebook_edit_cell", arguments),
+        ("notebook_insert_cell", insert),
+    ):
         await send(jp_fetch, conversation, f"mcp {tool} {json.dumps(args)}")
         entry = agent_log(log, "tool")[-1]
         assert entry["isError"] and entry["result"]["error"]["code"] == "blocked", tool
