@@ -29,7 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-#: The schema version in ``PRAGMA user_version``; a newer file is left alone (read-only).
+#: The schema version in ``PRAGMA user_version``; a file of a newer version is left alone
+#: and not used (conversations stay in memory).
 SCHEMA_VERSION = 1
 #: Seconds a write waits for another process holding the file's lock.
 BUSY_TIMEOUT_SECONDS = 5.0
