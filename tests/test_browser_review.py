@@ -207,6 +207,46 @@ async def test_a_newer_proposal_supersedes_the_older(lab_server, jp_fetch, jp_ro
         assert await lab.page.locator(".jp-Copilot-Review").count() == 1
 
 
+async def test_partial_keep_applies_exactly_the_hunks_not_dropped(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    lines = [f"{name} = {value}\n" for value, name in enumerate("abcdefghi", 1)]
+    old = "".join(lines)
+    new = "".join(["a = 10\n", *lines[1:4], "e = 50\n", *lines[5:8], "i = 90\n"])
+    chosen = "".join(["a = 10\n", *lines[1:8], "i = 90\n"])
+    make_notebook(jp_root_dir, "a.ipynb", ["import os", old, "total([1, 2])"])
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        assert (await propose(jp_fetch, proposal(cell, new), "part"))[0] == 200
+        review = review_of(lab, "part")
+        await review.wait_for(state="visible")
+        drops = review.locator(".jp-Copilot-HunkDrop")
+        await eventually(lambda: _count_is(drops, 3), "a drop button per hunk")
+        await lab.screenshot("copilot-partial-keep.png")
+        # Drop the middle hunk, keep the first one explicitly, leave the last as proposed.
+        await drops.nth(1).click()
+        await eventually(lambda: _count_is(drops, 2), "the middle hunk dropped")
+        await review.locator(".jp-Copilot-HunkKeep").first.click()
+        await eventually(lambda: _count_is(drops, 1), "the first hunk kept")
+        # Nothing reached the cell yet.
+        assert await model_source(lab, cell["cellId"]) == old
+        await review.locator(".jp-Copilot-ReviewKeep").click()
+        await review.wait_for(state="detached")
+        assert await model_source(lab, cell["cellId"]) == chosen
+        assert await decisions(lab, "part") == ["keep"]
+        # Still one undo step.
+        await lab.click_cell("a.ipynb", 1)
+        await lab.page.keyboard.press("Control+z")
+        await eventually(lambda: _source_is(lab, cell["cellId"], old), "one Ctrl+Z")
+        # A proposal with other line endings is reviewed as a whole.
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        crlf = new.replace("\n", "\r\n")
+        assert (await propose(jp_fetch, proposal(cell, crlf), "whole"))[0] == 200
+        await review_of(lab, "whole").wait_for(state="visible")
+        assert await review_of(lab, "whole").locator(".jp-Copilot-HunkDrop").count() == 0
+
+
 async def test_abort_withdraws_an_open_review(lab_server, jp_fetch, jp_root_dir) -> None:
     make_notebook(jp_root_dir, "a.ipynb", CELLS)
     async with lab_page(lab_server) as lab:
@@ -366,6 +406,10 @@ async def test_reloading_mid_keep_applies_nothing_and_the_review_is_withdrawn(
 
 async def _text_has(locator: Any, text: str) -> bool:
     return text in await locator.inner_text()
+
+
+async def _count_is(locator: Any, count: int) -> bool:
+    return await locator.count() == count  # type: ignore[no-any-return]
 
 
 async def _source_is(lab: Lab, cell_id: str, source: str) -> bool:

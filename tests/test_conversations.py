@@ -22,7 +22,7 @@ from tests.conversations import agent_log, api, create, end_of, reply_of, script
 from tests.eventually import eventually
 from tests.mcpclient import mcp_url, read_cells_answer
 from tests.pages import ScriptedPage, context_answer, next_of, notebook_state
-from tests.server import INVOKE, start_session
+from tests.server import INSERT_INVOKE, INVOKE, start_session
 
 SOURCE = "def f(x):\n    return x  # canary-conv-41\n"
 
@@ -62,6 +62,8 @@ async def open_notebook(jp_fetch: Any, jp_ws_fetch: Any, root: Path, copilot: An
             return read_cells_answer(cells, request)
         if request["action"] == INVOKE:
             return {"diffReviewOpened": True}
+        if request["action"] == INSERT_INVOKE:
+            return {"reviewOpened": True}
         return context_answer("a.ipynb", SOURCE, selected=[cells[0]["cellId"]])
 
     page.respond = respond

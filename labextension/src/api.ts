@@ -29,6 +29,10 @@ export namespace Actions {
     'jupyter_copilot.notebook.edit-cell.invoke';
   export const editCellAbort: Action =
     'jupyter_copilot.notebook.edit-cell.abort';
+  export const insertCellInvoke: Action =
+    'jupyter_copilot.notebook.insert-cell.invoke';
+  export const insertCellAbort: Action =
+    'jupyter_copilot.notebook.insert-cell.abort';
   export const readCells: Action = 'jupyter_copilot.notebook.read-cells';
 }
 

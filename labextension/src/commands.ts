@@ -10,6 +10,7 @@ import { ContextModel } from './contextmodel';
 import { copilotIcon } from './icons';
 import { CopilotPanel } from './panel';
 import { pollUntil } from './polling';
+import type { ReviewManager } from './review/manager';
 
 /**
  * The command ids of the extension.
@@ -26,6 +27,66 @@ export namespace CommandIDs {
 
   /** Select a cell and attach it to the current conversation. */
   export const askAboutCell = 'jupyter-copilot:ask-about-cell';
+
+  /** Press Keep on the current review (docs/protocol.md section 6). */
+  export const keepReview = 'jupyter-copilot:keep-review';
+
+  /** Press Undo (Dismiss after a conflict) on the current review. */
+  export const undoReview = 'jupyter-copilot:undo-review';
+
+  /** Move to the next open review of the current notebook. */
+  export const nextReview = 'jupyter-copilot:next-review';
+}
+
+/**
+ * Add the commands that decide reviews from the keyboard, and their palette
+ * entries; their default shortcuts are in the settings schema.
+ *
+ * @param app - The application.
+ * @param reviews - The page's reviews.
+ * @param palette - The command palette, when there is one.
+ * @param trans - The words of the commands, in the person's language.
+ */
+export function addReviewCommands(
+  app: JupyterFrontEnd,
+  reviews: ReviewManager,
+  palette: ICommandPalette | null,
+  trans: TranslationBundle
+): void {
+  const category = trans.__('Copilot');
+  app.commands.addCommand(CommandIDs.keepReview, {
+    label: trans.__('Keep the Copilot Proposal'),
+    caption: trans.__(
+      'Apply the proposal under review in the active cell, after the server allows it.'
+    ),
+    isEnabled: () => reviews.current()?.view.state === 'open',
+    execute: () => reviews.current()?.view.requestKeep() ?? false
+  });
+  app.commands.addCommand(CommandIDs.undoReview, {
+    label: trans.__('Undo the Copilot Proposal'),
+    caption: trans.__(
+      'Discard the proposal under review in the active cell; the notebook stays as it is.'
+    ),
+    isEnabled: () => {
+      const state = reviews.current()?.view.state;
+      return !!state && state !== 'keeping';
+    },
+    execute: () => reviews.current()?.view.requestUndo() ?? false
+  });
+  app.commands.addCommand(CommandIDs.nextReview, {
+    label: trans.__('Go to the Next Copilot Proposal'),
+    caption: trans.__(
+      'Move to the next cell of this notebook with a proposal under review.'
+    ),
+    execute: () => !!reviews.next()
+  });
+  for (const command of [
+    CommandIDs.keepReview,
+    CommandIDs.undoReview,
+    CommandIDs.nextReview
+  ]) {
+    palette?.addItem({ command, category });
+  }
 }
 
 /**

@@ -24,7 +24,7 @@ import { ApprovalModel } from './approvals/model';
 import { Bridge } from './bridge';
 import { ArchiveModel } from './chat/archive';
 import { ChatModel } from './chat/model';
-import { addCommands } from './commands';
+import { addCommands, addReviewCommands } from './commands';
 import { ContextModel } from './contextmodel';
 import { FileReviewManager } from './filereview/manager';
 import { liveCellReader } from './livecells';
@@ -174,7 +174,7 @@ namespace Private {
     app.shell.add(panel, 'right', { rank: 600 });
     addCommands(app, panel, notebooks, palette, trans);
 
-    // Edit proposals run on the main thread, never from a published snapshot:
+    // Edit and insert proposals run on the main thread, never from a snapshot:
     // they need the live cell widgets and open a review.
     const reviews = new ReviewManager({
       shell: app.shell,
@@ -186,6 +186,13 @@ namespace Private {
     });
     bridge.registerAction(Actions.editCellInvoke, data => reviews.invoke(data));
     bridge.registerAction(Actions.editCellAbort, data => reviews.abort(data));
+    bridge.registerAction(Actions.insertCellInvoke, data =>
+      reviews.invokeInsert(data)
+    );
+    bridge.registerAction(Actions.insertCellAbort, data =>
+      reviews.abortInsert(data)
+    );
+    addReviewCommands(app, reviews, palette, trans);
     // Proposals to write other files open as tabs of their own; only the
     // server writes, once the person keeps one.
     new FileReviewManager({

@@ -7,7 +7,9 @@
 
 import { sourceHash } from '../src/hash';
 import {
+  checkInsert,
   checkProposal,
+  parseInsert,
   parseProposal,
   replacement
 } from '../src/review/checks';
@@ -92,6 +94,60 @@ describe('the page checks', () => {
       stale: 'stale-source',
       'editable missing is not locked': null,
       'bad data': 'unparsable'
+    });
+  });
+});
+
+describe('the page checks of an insert', () => {
+  const request = {
+    callId: 'c',
+    artifactId: 'nb',
+    path: 'a.ipynb',
+    afterCellId: 'c1',
+    cellType: 'code',
+    source: 'x = 1\n'
+  };
+
+  function insertVerdict(
+    data: Record<string, unknown>,
+    path: string,
+    anchorFound: boolean
+  ): string | null {
+    const proposal = parseInsert({ ...request, ...data });
+    if (!proposal) {
+      return 'unparsable';
+    }
+    return checkInsert(proposal, path, anchorFound)?.code ?? null;
+  }
+
+  it('runs in the order of section 11.1', () => {
+    const got = {
+      ok: insertVerdict({}, 'a.ipynb', true),
+      'wrong path and no anchor': insertVerdict({}, 'b.ipynb', false),
+      'no anchor': insertVerdict({}, 'a.ipynb', false),
+      'top needs no anchor': insertVerdict(
+        { afterCellId: null },
+        'a.ipynb',
+        false
+      ),
+      'empty anchor': insertVerdict({ afterCellId: '' }, 'a.ipynb', true),
+      'unknown type': insertVerdict({ cellType: 'sql' }, 'a.ipynb', true),
+      'source not text': insertVerdict({ source: 5 }, 'a.ipynb', true),
+      'anchor missing': insertVerdict(
+        { afterCellId: undefined },
+        'a.ipynb',
+        true
+      )
+    };
+    expect(got).toEqual({
+      ok: null,
+      'wrong path and no anchor': 'artifact-mismatch',
+      'no anchor': 'cell-not-found',
+      'top needs no anchor': null,
+      'empty anchor': 'unparsable',
+      'unknown type': 'unparsable',
+      'source not text': 'unparsable',
+      'anchor missing': 'unparsable'
     });
   });
 });

@@ -101,6 +101,73 @@ export function parseProposal(
 }
 
 /**
+ * The request data of `jupyter_copilot.notebook.insert-cell.invoke`
+ * (docs/protocol.md section 11.1).
+ */
+export interface IInsertProposal {
+  callId: string;
+  artifactId: string;
+  path: string;
+  /** The cell the new one goes after; `null`: at the top. */
+  afterCellId: string | null;
+  cellType: 'code' | 'markdown' | 'raw';
+  source: string;
+}
+
+/**
+ * Read an insert request's data; `null` when a field is missing or of the
+ * wrong type (the server validated it already, so this is a defence only).
+ */
+export function parseInsert(
+  data: Record<string, unknown>
+): IInsertProposal | null {
+  const strings = ['callId', 'artifactId', 'path', 'source'];
+  if (!strings.every(key => typeof data[key] === 'string')) {
+    return null;
+  }
+  const after = data.afterCellId;
+  if (after !== null && (typeof after !== 'string' || !after)) {
+    return null;
+  }
+  const type = data.cellType;
+  if (type !== 'code' && type !== 'markdown' && type !== 'raw') {
+    return null;
+  }
+  return {
+    callId: data.callId as string,
+    artifactId: data.artifactId as string,
+    path: data.path as string,
+    afterCellId: after,
+    cellType: type,
+    source: data.source as string
+  };
+}
+
+/**
+ * The page's checks of an insert request (section 11.1, steps 3 and 6 as
+ * the page sees them): the first failure, or `null` when the pending cell
+ * may be shown.
+ *
+ * @param proposal - The insert request.
+ * @param path - The active notebook's path.
+ * @param anchorFound - Whether the notebook has the cell `afterCellId`
+ *   (ignored for an insert at the top).
+ */
+export function checkInsert(
+  proposal: IInsertProposal,
+  path: string,
+  anchorFound: boolean
+): ICheckFailure | null {
+  if (path !== proposal.path) {
+    return Private.fail('artifact-mismatch');
+  }
+  if (proposal.afterCellId !== null && !anchorFound) {
+    return Private.fail('cell-not-found');
+  }
+  return null;
+}
+
+/**
  * Run the data checks of an invoke in the contract's order and return the
  * first failure, or `null` when the review may be shown.
  *
@@ -224,6 +291,12 @@ export namespace Messages {
   export function conflict(trans: TranslationBundle): string {
     return trans.__(
       'The cell changed since this was proposed; nothing was applied.'
+    );
+  }
+  /** The cell a pending insert was to follow is gone. */
+  export function anchorGone(trans: TranslationBundle): string {
+    return trans.__(
+      'The cell this was to follow is gone; nothing was inserted.'
     );
   }
   /** The cell was locked between the proposal and Keep. */

@@ -9,21 +9,31 @@ import { IDisposable } from '@lumino/disposable';
 import { ElementExt } from '@lumino/domutils';
 
 import { ActionError, Bridge } from '../bridge';
-import { checkProposal, IEditProposal, parseProposal } from './checks';
+import {
+  checkInsert,
+  checkProposal,
+  IEditProposal,
+  IInsertProposal,
+  parseInsert,
+  parseProposal
+} from './checks';
 import {
   findCell,
   ILanguages,
+  insertPending,
   insertReview,
   languageExtensions,
   loadReviewModule,
   showCell
 } from './placement';
 import type { Review } from './review';
+import type { ReviewView } from './view';
 
 /**
- * Answers the `notebook_edit_cell` actions of this page: it checks each
- * proposal against the live notebook, opens its review inside the cell and
- * keeps track of the open reviews, at most one per cell.
+ * Answers the `notebook_edit_cell` and `notebook_insert_cell` actions of
+ * this page: it checks each proposal against the live notebook, opens its
+ * review (inside the cell, or as a pending cell below the cell it is to
+ * follow) and keeps track of the open reviews, at most one edit per cell.
  *
  * The review's code and the merge view are loaded on the first proposal,
  * in their own chunk. There is never a fallback that writes without review.
@@ -66,20 +76,13 @@ export class ReviewManager implements IDisposable {
       throw new ActionError('invalid-input', 'The edit request is malformed.');
     }
     const { callId } = proposal;
-    const open = this._reviews.get(callId);
-    if (open && !open.isDecided) {
+    const opened = { diffReviewOpened: true };
+    if (this._isRepeat(callId, 'edit')) {
       // A repeated request never opens a second review.
-      return { diffReviewOpened: true };
-    }
-    if (open || this._pending.has(callId)) {
-      throw new ActionError(
-        'diff-unavailable',
-        'This call already has a review.'
-      );
+      return opened;
     }
     let target = this._check(proposal);
-    const pending = { aborted: false };
-    this._pending.set(callId, pending);
+    const pending = this._startPending(callId, 'edit');
     try {
       const [ui, extensions] = await Promise.all([
         loadReviewModule(),
@@ -115,26 +118,98 @@ export class ReviewManager implements IDisposable {
         );
       }
       this._supersede(target.panel, proposal.cellId);
-      const review = new ui.Review({
+      const change = ui.Review.editChange(
         proposal,
-        panel: target.panel,
-        cell: target.cell,
-        view,
-        bridge: this._bridge,
-        onChange: this._onChange,
-        trans: this._trans
-      });
-      this._reviews.set(callId, review);
-      review.closed.connect(this._onClosed, this);
-      ElementExt.scrollIntoViewIfNeeded(
-        target.panel.content.outerNode,
-        view.node
+        target.cell,
+        this._trans,
+        () => view.chosen()
       );
+      this._track(ui, change, target.panel, view);
     } finally {
       this._pending.delete(callId);
     }
     this._onChange();
-    return { diffReviewOpened: true };
+    return opened;
+  }
+
+  /**
+   * Handle `insert-cell.invoke` (docs/protocol.md section 11.1): check the
+   * request against the live model, bring the cell it is to follow into
+   * view and show the pending cell below it (above the first cell for an
+   * insert at the top). The notebook's cells stay as they are.
+   *
+   * @returns `{reviewOpened: true}` once the pending cell is shown.
+   * @throws ActionError with the code of the first failing check.
+   */
+  async invokeInsert(
+    data: Record<string, unknown>
+  ): Promise<Record<string, unknown>> {
+    const proposal = parseInsert(data);
+    if (!proposal) {
+      throw new ActionError(
+        'invalid-input',
+        'The insert request is malformed.'
+      );
+    }
+    const { callId } = proposal;
+    const opened = { reviewOpened: true };
+    if (this._isRepeat(callId, 'insert')) {
+      return opened;
+    }
+    let target = this._checkInsert(proposal);
+    const pending = this._startPending(callId, 'insert');
+    try {
+      const unavailable = new ActionError(
+        'diff-unavailable',
+        'The pending cell cannot be shown in this notebook.'
+      );
+      const mimeType =
+        proposal.cellType === 'code'
+          ? target.panel.content.codeMimetype
+          : proposal.cellType === 'markdown'
+            ? 'text/x-ipythongfm'
+            : 'text/plain';
+      const [ui, extensions] = await Promise.all([
+        loadReviewModule(),
+        languageExtensions(this._languages, mimeType)
+      ]);
+      if (!ui || !(await showCell(target.panel.content, target.host))) {
+        throw unavailable;
+      }
+      if (pending.aborted) {
+        throw new ActionError(
+          'diff-unavailable',
+          'The proposal was withdrawn before it opened.'
+        );
+      }
+      target = this._checkInsert(proposal);
+      const view = new ui.ReviewView({
+        callId,
+        operation: 'insert',
+        cellId: proposal.afterCellId,
+        cellType: proposal.cellType,
+        original: '',
+        proposed: proposal.source,
+        extensions,
+        trans: this._trans
+      });
+      const atTop = proposal.afterCellId === null;
+      if (!insertPending(target.host, view, atTop)) {
+        view.dispose();
+        throw unavailable;
+      }
+      const change = ui.Review.insertChange(
+        proposal,
+        target.panel,
+        this._trans,
+        atTop ? target.host.model.id : null
+      );
+      this._track(ui, change, target.panel, view);
+    } finally {
+      this._pending.delete(callId);
+    }
+    this._onChange();
+    return opened;
   }
 
   /**
@@ -145,19 +220,110 @@ export class ReviewManager implements IDisposable {
    * @returns `{withdrawn}`, false for an unknown or already decided call.
    */
   abort(data: Record<string, unknown>): Record<string, unknown> {
+    return this._abort(data, 'edit');
+  }
+
+  /**
+   * Handle `insert-cell.abort`: withdraw the call's pending cell, or make
+   * sure one still being prepared never shows.
+   *
+   * @returns `{withdrawn}`, false for an unknown or already decided call.
+   */
+  abortInsert(data: Record<string, unknown>): Record<string, unknown> {
+    return this._abort(data, 'insert');
+  }
+
+  private _abort(
+    data: Record<string, unknown>,
+    operation: Private.Operation
+  ): Record<string, unknown> {
     const callId = typeof data.callId === 'string' ? data.callId : '';
     const pending = this._pending.get(callId);
-    if (pending) {
+    if (pending?.operation === operation) {
       pending.aborted = true;
       return { withdrawn: true };
     }
     const review = this._reviews.get(callId);
-    if (!review || review.isDecided) {
+    if (
+      !review ||
+      review.isDecided ||
+      Private.operationOf(review) !== operation
+    ) {
       return { withdrawn: false };
     }
     review.dispose();
     this._onChange();
     return { withdrawn: true };
+  }
+
+  /**
+   * The open review the keyboard commands act on, in the current notebook:
+   * the one last moved to with {@link next}, unless the person went to
+   * another cell with a review of its own; else the one in the active cell
+   * (an edit before a pending cell below it).
+   */
+  current(): Review | null {
+    const panel = this._currentPanel();
+    if (!panel) {
+      return null;
+    }
+    const active = panel.content.activeCell;
+    const open = this._openIn(panel);
+    const here = open.filter(
+      r => !!active && active.node.contains(r.view.node)
+    );
+    const marked = this._marked;
+    if (
+      marked &&
+      open.includes(marked) &&
+      (!here.length || here.includes(marked))
+    ) {
+      return marked;
+    }
+    return here.find(r => r.change.cellId !== null) ?? here[0] ?? null;
+  }
+
+  /**
+   * Move to the next open review of the current notebook, in the
+   * notebook's order (pending cells for the top first), after the current
+   * one; from the last, back to the first. Its cell becomes the active
+   * one, and the review is scrolled into view and marked.
+   *
+   * @returns The review moved to, or `null` when there is none.
+   */
+  next(): Review | null {
+    const panel = this._currentPanel();
+    if (!panel) {
+      return null;
+    }
+    const notebook = panel.content;
+    const placed = this._openIn(panel).map(review => ({
+      review,
+      index: notebook.widgets.findIndex(w => w.node.contains(review.view.node))
+    }));
+    if (!placed.length) {
+      return null;
+    }
+    // Stable: reviews of one cell stay in the order they opened.
+    placed.sort((a, b) => a.index - b.index);
+    const from = this.current();
+    const at = placed.findIndex(p => p.review === from);
+    const after =
+      at >= 0
+        ? placed[(at + 1) % placed.length]
+        : (placed.find(p => p.index >= notebook.activeCellIndex) ?? placed[0]);
+    this._mark(after.review);
+    if (after.index >= 0) {
+      notebook.activeCellIndex = after.index;
+      notebook.deselectAll();
+      notebook.mode = 'command';
+      notebook.node.focus({ preventScroll: true });
+    }
+    const scroller = notebook.outerNode;
+    if (scroller.contains(after.review.view.node)) {
+      ElementExt.scrollIntoViewIfNeeded(scroller, after.review.view.node);
+    }
+    return after.review;
   }
 
   /**
@@ -202,18 +368,132 @@ export class ReviewManager implements IDisposable {
   }
 
   /**
+   * The page's checks of an insert, against the live model: the view, the
+   * path, and the cell it is to follow (section 11.1).
+   */
+  private _checkInsert(proposal: IInsertProposal): Private.IInsertTarget {
+    const current = this._shell.currentWidget;
+    const panel = this._notebooks.currentWidget;
+    if (!panel || panel !== current || panel.isDisposed || !panel.model) {
+      throw new ActionError(
+        'not-authoring-view',
+        'The active tab is not a notebook editor.'
+      );
+    }
+    const anchor =
+      proposal.afterCellId === null
+        ? null
+        : findCell(panel, proposal.afterCellId);
+    const failure = checkInsert(proposal, panel.context.localPath, !!anchor);
+    if (failure) {
+      throw new ActionError(failure.code, failure.message);
+    }
+    // For the top, the pending cell shows above the first cell.
+    const host = anchor?.cell ?? panel.content.widgets[0];
+    if (!host) {
+      throw new ActionError(
+        'diff-unavailable',
+        'The pending cell cannot be shown in a notebook without cells.'
+      );
+    }
+    return { panel, host };
+  }
+
+  /**
+   * Whether a request repeats an open review of the same call and tool;
+   * throws when the call already has another review, or one on its way.
+   */
+  private _isRepeat(callId: string, operation: Private.Operation): boolean {
+    const open = this._reviews.get(callId);
+    if (open && !open.isDecided && Private.operationOf(open) === operation) {
+      return true;
+    }
+    if (open || this._pending.has(callId)) {
+      throw new ActionError(
+        'diff-unavailable',
+        'This call already has a review.'
+      );
+    }
+    return false;
+  }
+
+  private _startPending(
+    callId: string,
+    operation: Private.Operation
+  ): Private.IPending {
+    const pending = { aborted: false, operation };
+    this._pending.set(callId, pending);
+    return pending;
+  }
+
+  /**
+   * Take an open view over as a review, and follow it until it closes.
+   */
+  private _track(
+    ui: { Review: typeof Review },
+    change: Review.IChange,
+    panel: NotebookPanel,
+    view: ReviewView
+  ): void {
+    const review = new ui.Review({
+      change,
+      panel,
+      view,
+      bridge: this._bridge,
+      onChange: this._onChange,
+      trans: this._trans
+    });
+    this._reviews.set(change.callId, review);
+    review.closed.connect(this._onClosed, this);
+    const scroller = panel.content.outerNode;
+    if (scroller.contains(view.node)) {
+      ElementExt.scrollIntoViewIfNeeded(scroller, view.node);
+    }
+  }
+
+  /**
    * Close the reviews of the same cell for a newer proposal.
    */
   private _supersede(panel: NotebookPanel, cellId: string): void {
     for (const review of [...this._reviews.values()]) {
-      if (review.panel === panel && review.proposal.cellId === cellId) {
+      if (review.panel === panel && review.change.cellId === cellId) {
         review.supersede();
       }
     }
   }
 
+  /**
+   * The notebook in front, when it is the current notebook.
+   */
+  private _currentPanel(): NotebookPanel | null {
+    const panel = this._notebooks.currentWidget;
+    return panel && panel === this._shell.currentWidget && !panel.isDisposed
+      ? panel
+      : null;
+  }
+
+  /**
+   * The open, undecided reviews of a notebook, in the order they opened.
+   */
+  private _openIn(panel: NotebookPanel): Review[] {
+    return [...this._reviews.values()].filter(
+      r => r.panel === panel && !r.isDecided && !r.isDisposed
+    );
+  }
+
+  private _mark(review: Review | null): void {
+    if (this._marked && !this._marked.isDisposed) {
+      this._marked.view.setCurrent(false);
+    }
+    this._marked = review;
+    review?.view.setCurrent(true);
+  }
+
   private _onClosed(review: Review): void {
-    const callId = review.proposal.callId;
+    if (this._marked === review) {
+      this._marked = null;
+    }
+    const callId = review.change.callId;
     if (this._reviews.get(callId) === review) {
       this._reviews.delete(callId);
     }
@@ -229,8 +509,9 @@ export class ReviewManager implements IDisposable {
   private _bridge: Bridge;
   private _languages: ILanguages | null;
   private _onChange: () => void;
-  private _pending = new Map<string, { aborted: boolean }>();
+  private _pending = new Map<string, Private.IPending>();
   private _reviews = new Map<string, Review>();
+  private _marked: Review | null = null;
   private _isDisposed = false;
 }
 
@@ -265,5 +546,34 @@ namespace Private {
     panel: NotebookPanel;
     cell: Cell;
     model: ICellModel;
+  }
+
+  /**
+   * The notebook of an insert, and the cell whose widget shows the pending
+   * cell: the one it is to follow, or the first for the top.
+   */
+  export interface IInsertTarget {
+    panel: NotebookPanel;
+    host: Cell;
+  }
+
+  /**
+   * Which tool a review or a review being prepared belongs to.
+   */
+  export type Operation = 'edit' | 'insert';
+
+  /**
+   * A review being prepared; `aborted` once its call was aborted.
+   */
+  export interface IPending {
+    aborted: boolean;
+    operation: Operation;
+  }
+
+  /**
+   * The tool of an open review.
+   */
+  export function operationOf(review: Review): Operation {
+    return review.change.cellId === null ? 'insert' : 'edit';
   }
 }

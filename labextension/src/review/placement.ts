@@ -152,6 +152,30 @@ export function insertReview(cell: Cell, review: Widget): boolean {
   return true;
 }
 
+/**
+ * Show a pending cell inside the cell it is to follow, below its outputs;
+ * for the top, inside the first cell, above its input.
+ *
+ * @param host - The cell it is to follow, or the first cell for the top.
+ * @param atTop - Whether the pending cell goes before `host`.
+ * @returns Whether the cell has a layout to put it in.
+ */
+export function insertPending(
+  host: Cell,
+  pending: Widget,
+  atTop: boolean
+): boolean {
+  const layout = host.layout as PanelLayout | null;
+  if (!layout) {
+    return false;
+  }
+  if (atTop) {
+    pending.addClass('jp-mod-top');
+  }
+  layout.insertWidget(atTop ? 0 : layout.widgets.length, pending);
+  return true;
+}
+
 namespace Private {
   /**
    * How long the review chunk may take to load, in milliseconds.

@@ -9,26 +9,32 @@ import { ISignal, Signal } from '@lumino/signaling';
 
 import { Bridge } from '../bridge';
 import { sourceHash } from '../hash';
-import { IEditProposal, Messages, replacement, verdictMessage } from './checks';
+import {
+  IEditProposal,
+  IInsertProposal,
+  Messages,
+  replacement,
+  verdictMessage
+} from './checks';
 import type { ReviewView } from './view';
 
 /**
- * One open review of a proposed whole-cell edit: what Keep and Undo do, and
- * which state its view shows.
+ * One open review of a proposed change: a whole-cell edit or a new cell.
+ * It decides what Keep and Undo do and which state its view shows.
  *
- * The cell is left alone until Keep: then the server is asked first, and
- * the proposal is applied in one transaction only if the cell still holds
- * the source the proposal was made against. Each review reports at most one
- * decision (contract 9, `review`).
+ * The notebook is left alone until Keep: then the server is asked first,
+ * and the change is applied in one transaction only if it still applies
+ * (the cell still holds the source the edit was made against; the cell a
+ * new one follows is still there). Each review reports at most one decision
+ * (docs/protocol.md section 6, `review`).
  */
 export class Review implements IDisposable {
   /**
    * Take over a view that is already shown in its cell.
    */
   constructor(options: Review.IOptions) {
-    this.proposal = options.proposal;
+    this.change = options.change;
     this.panel = options.panel;
-    this.cell = options.cell;
     this.view = options.view;
     this._bridge = options.bridge;
     this._onChange = options.onChange;
@@ -40,19 +46,14 @@ export class Review implements IDisposable {
   }
 
   /**
-   * The proposal under review.
+   * The change under review.
    */
-  readonly proposal: IEditProposal;
+  readonly change: Review.IChange;
 
   /**
-   * The notebook that holds the cell.
+   * The notebook the change is for.
    */
   readonly panel: NotebookPanel;
-
-  /**
-   * The cell under review.
-   */
-  readonly cell: Cell;
 
   /**
    * The review's view, inside the cell.
@@ -133,10 +134,9 @@ export class Review implements IDisposable {
   }
 
   private async _keep(): Promise<void> {
-    const { callId, expectedSourceHash, newSource } = this.proposal;
     this._keeping = true;
     this._render();
-    const verdict = await this._bridge.requestKeep(callId);
+    const verdict = await this._bridge.requestKeep(this.change.callId);
     this._keeping = false;
     if (this._isDisposed) {
       return;
@@ -146,32 +146,23 @@ export class Review implements IDisposable {
       this._render();
       return;
     }
-    const shared = this.cell.model.sharedModel;
-    const locked = shared.getMetadata('editable') === false;
-    if (locked || sourceHash(shared.getSource()) !== expectedSourceHash) {
+    const conflict = this.change.conflict();
+    if (conflict !== null) {
       // Nothing is applied; the message stays until the person dismisses it.
       this._report('conflict');
-      this.view.setState(
-        'conflict',
-        locked ? Messages.locked(this._trans) : Messages.conflict(this._trans)
-      );
+      this.view.setState('conflict', conflict);
       return;
     }
     const refocus = this.view.hasFocus;
-    Private.applySource(this.cell.model, newSource);
+    this.change.apply();
     this._decide('keep');
-    if (refocus && !this.cell.isDisposed) {
-      // Where one Ctrl+Z undoes the whole replacement.
-      this.cell.editor?.focus();
-    }
+    this.change.focusAfter('keep', refocus);
   }
 
   private _undo(): void {
     const refocus = this.view.hasFocus;
     this._decide(this._decided ? null : 'undo');
-    if (refocus && !this.cell.isDisposed) {
-      this.cell.node.focus({ preventScroll: true });
-    }
+    this.change.focusAfter('undo', refocus);
   }
 
   /**
@@ -188,7 +179,7 @@ export class Review implements IDisposable {
     this._decided = true;
     this._bridge.send({
       type: 'review',
-      callId: this.proposal.callId,
+      callId: this.change.callId,
       decision
     });
     this._onChange();
@@ -226,13 +217,11 @@ export namespace Review {
    * The options of a review.
    */
   export interface IOptions {
-    /** The proposal under review. */
-    proposal: IEditProposal;
-    /** The notebook that holds the cell. */
+    /** The change under review. */
+    change: IChange;
+    /** The notebook the change is for. */
     panel: NotebookPanel;
-    /** The cell under review. */
-    cell: Cell;
-    /** The view, already inserted in the cell. */
+    /** The view, already shown. */
     view: ReviewView;
     /** The page bridge, for Keep verdicts, decisions and the kill switch. */
     bridge: Bridge;
@@ -247,6 +236,146 @@ export namespace Review {
    */
   export type Decision =
     'keep' | 'undo' | 'conflict' | 'withdrawn' | 'superseded';
+
+  /**
+   * What a review's Keep applies, and when it no longer can.
+   */
+  export interface IChange {
+    /** The tool call that proposed it. */
+    readonly callId: string;
+    /** The cell whose source it replaces; `null` for a new cell. */
+    readonly cellId: string | null;
+    /**
+     * Why it cannot be applied now, in words for the person; `null` when it
+     * can. Read after the server allowed Keep, right before applying.
+     */
+    conflict(): string | null;
+    /** Apply it, as one undo step. */
+    apply(): void;
+    /**
+     * Move the focus after a decision, if it was in the review (`refocus`),
+     * to where the person would go on from.
+     */
+    focusAfter(decision: 'keep' | 'undo', refocus: boolean): void;
+  }
+
+  /**
+   * The change of a whole-cell edit: the cell must still hold the source
+   * the proposal was made against, and must not be locked.
+   *
+   * @param proposal - The edit request.
+   * @param cell - The cell widget under review.
+   * @param trans - The words of the conflict messages.
+   * @param chosen - The source the person chose by dropping hunks, read at
+   *   Keep; `null` for the whole proposal.
+   */
+  export function editChange(
+    proposal: IEditProposal,
+    cell: Cell,
+    trans: TranslationBundle,
+    chosen: () => string | null = () => null
+  ): IChange {
+    return {
+      callId: proposal.callId,
+      cellId: proposal.cellId,
+      conflict: () => {
+        const shared = cell.model.sharedModel;
+        if (shared.getMetadata('editable') === false) {
+          return Messages.locked(trans);
+        }
+        return sourceHash(shared.getSource()) === proposal.expectedSourceHash
+          ? null
+          : Messages.conflict(trans);
+      },
+      apply: () =>
+        Private.applySource(cell.model, chosen() ?? proposal.newSource),
+      focusAfter: (decision, refocus) => {
+        if (!refocus || cell.isDisposed) {
+          return;
+        }
+        if (decision === 'keep') {
+          // Where one Ctrl+Z undoes the whole replacement.
+          cell.editor?.focus();
+        } else {
+          cell.node.focus({ preventScroll: true });
+        }
+      }
+    };
+  }
+
+  /**
+   * The change of a new cell: it goes right after the cell `afterCellId`;
+   * for the top, right before the cell that was first when the pending
+   * cell opened (it shows above that cell). Only while that cell is still
+   * in the notebook.
+   *
+   * @param proposal - The insert request.
+   * @param panel - The notebook.
+   * @param trans - The words of the conflict message.
+   * @param firstCellId - For the top: the id of the cell that was first.
+   */
+  export function insertChange(
+    proposal: IInsertProposal,
+    panel: NotebookPanel,
+    trans: TranslationBundle,
+    firstCellId: string | null = null
+  ): IChange {
+    let inserted = -1;
+    const [anchor, offset] =
+      proposal.afterCellId === null
+        ? [firstCellId, 0]
+        : [proposal.afterCellId, 1];
+    const index = (): number => {
+      const cells = panel.model?.cells;
+      if (!cells || panel.isDisposed) {
+        return -1;
+      }
+      for (let i = 0; i < cells.length; i++) {
+        if (cells.get(i).id === anchor) {
+          return i + offset;
+        }
+      }
+      return -1;
+    };
+    return {
+      callId: proposal.callId,
+      cellId: null,
+      conflict: () => (index() < 0 ? Messages.anchorGone(trans) : null),
+      apply: () => {
+        inserted = index();
+        Private.insertCell(panel, inserted, proposal);
+      },
+      focusAfter: (decision, refocus) => {
+        if (decision !== 'keep' || inserted < 0 || panel.isDisposed) {
+          return;
+        }
+        // The new cell becomes the active one, so that the person sees
+        // where it went and one notebook Undo (Z) takes it out again.
+        const notebook = panel.content;
+        const cell = notebook.widgets[inserted];
+        if (!cell) {
+          return;
+        }
+        const focused =
+          refocus || notebook.node.contains(document.activeElement);
+        notebook.activeCellIndex = inserted;
+        notebook.deselectAll();
+        notebook.scrollToItem(inserted, 'auto').catch(() => undefined);
+        if (!focused) {
+          return;
+        }
+        notebook.mode = 'command';
+        // A new cell's node reaches the page with the notebook's next render.
+        void cell.ready.then(() =>
+          window.requestAnimationFrame(() => {
+            if (!cell.isDisposed && notebook.activeCell === cell) {
+              cell.node.focus({ preventScroll: true });
+            }
+          })
+        );
+      }
+    };
+  }
 }
 
 namespace Private {
@@ -266,6 +395,29 @@ namespace Private {
     // Never fold the person's typing just before or after into this step.
     undo?.stopCapturing();
     shared.transact(() => shared.updateSource(start, end, text));
+    undo?.stopCapturing();
+  }
+
+  /**
+   * Insert a new cell at `index` in one transaction, so one step of the
+   * notebook's undo (one Y transaction under real-time collaboration).
+   */
+  export function insertCell(
+    panel: NotebookPanel,
+    index: number,
+    proposal: IInsertProposal
+  ): void {
+    const shared = panel.model!.sharedModel;
+    const undo = (shared as { undoManager?: { stopCapturing(): void } | null })
+      .undoManager;
+    undo?.stopCapturing();
+    shared.transact(() => {
+      shared.insertCell(index, {
+        cell_type: proposal.cellType,
+        source: proposal.source,
+        metadata: {}
+      });
+    });
     undo?.stopCapturing();
   }
 }

@@ -2,7 +2,7 @@
 // Distributed under the terms of the Modified BSD License.
 
 import type { Extension } from '@codemirror/state';
-import type { EditorView } from '@codemirror/view';
+import { EditorView } from '@codemirror/view';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
@@ -13,7 +13,10 @@ import { createDiff } from './diff';
 /**
  * The review of one proposed whole-cell edit, shown inside the cell below
  * its input: a label, a read-only unified diff of the current source
- * against the proposed one, Keep and Undo, and a status line.
+ * against the proposed one, Keep and Undo, and a status line. A proposed
+ * new cell (`operation: 'insert'`) is the same review of an empty source
+ * against the new one, marked as a pending cell and shown below the cell it
+ * is to follow (or above the notebook's cells).
  *
  * The view never touches the cell; the review manager decides what Keep
  * and Undo do. This module is loaded on first use, in its own chunk, with
@@ -26,38 +29,37 @@ export class ReviewView extends Widget {
   constructor(options: ReviewView.IOptions) {
     super();
     const trans = (this._trans = options.trans);
+    const words = Private.words(options, trans);
     this.addClass('jp-Copilot-Review');
     const node = this.node;
     node.dataset.callId = options.callId;
-    node.dataset.cellId = options.cellId;
+    node.dataset.operation = options.operation ?? 'edit';
+    if (options.operation === 'insert') {
+      this.addClass('jp-Copilot-PendingCell');
+      node.dataset.afterCellId = options.cellId ?? '';
+      node.dataset.cellType = options.cellType ?? 'code';
+    } else {
+      node.dataset.cellId = options.cellId ?? '';
+    }
     node.setAttribute('role', 'region');
-    node.setAttribute(
-      'aria-label',
-      trans.__('Edit proposed by a Copilot tool')
-    );
+    node.setAttribute('aria-label', words.region);
     // Keys typed in the review are the review's: no notebook shortcuts.
     node.setAttribute('data-lm-suppress-shortcuts', 'true');
     node.addEventListener('mousedown', Private.stop);
     node.addEventListener('dblclick', Private.stop);
 
     const bar = element('div', 'jp-Copilot-ReviewBar');
-    const label = element(
-      'span',
-      'jp-Copilot-ReviewLabel',
-      trans.__('Proposed by a Copilot tool')
-    );
+    const label = element('span', 'jp-Copilot-ReviewLabel', words.label);
     this._keep = Private.button(
       'jp-Copilot-ReviewKeep jp-mod-accept',
       trans.__('Keep')
     );
-    this._keep.title = trans.__('Replace the cell source with the proposal');
+    this._keep.title = words.keep;
     this._undo = Private.button(
       'jp-Copilot-ReviewUndo jp-mod-reject',
       trans.__('Undo')
     );
-    this._undo.title = trans.__(
-      'Discard the proposal and leave the cell as it is'
-    );
+    this._undo.title = words.undo;
     this._keep.addEventListener('click', this._onKeep);
     this._undo.addEventListener('click', this._onUndo);
     bar.append(label, this._keep, this._undo);
@@ -69,11 +71,36 @@ export class ReviewView extends Widget {
     this._message.setAttribute('aria-live', 'polite');
     node.append(bar, this._diff, this._message);
 
+    // Hunks can be dropped one by one in an edit whose lines all end in
+    // "\n": the editor keeps no other line ending, so what Keep applies
+    // after a drop is then exactly the proposal minus the dropped hunks.
+    const byHunk =
+      options.operation !== 'insert' &&
+      !options.original.includes('\r') &&
+      !options.proposed.includes('\r');
     this._editor = createDiff(
       this._diff,
       options.original,
       options.proposed,
-      options.extensions
+      [
+        ...(options.extensions ?? []),
+        EditorView.updateListener.of(update => {
+          // The document is read-only: only a dropped hunk changes it.
+          if (update.docChanged) {
+            this._dropped = true;
+          }
+        })
+      ],
+      byHunk
+        ? {
+            keep: trans.__('Keep change'),
+            drop: trans.__('Drop change'),
+            keepTitle: trans.__('Keep this change when you press Keep'),
+            dropTitle: trans.__(
+              'Leave this part of the cell as it is when you press Keep'
+            )
+          }
+        : null
     );
     this.setState('open');
   }
@@ -97,6 +124,15 @@ export class ReviewView extends Widget {
    */
   get state(): ReviewView.State {
     return this._state;
+  }
+
+  /**
+   * What Keep applies when the person dropped hunks: the proposal with the
+   * dropped hunks as the cell has them; `null` when no hunk was dropped
+   * (Keep then applies the proposal exactly as it came).
+   */
+  chosen(): string | null {
+    return this._dropped ? this._editor.state.doc.toString() : null;
   }
 
   /**
@@ -151,16 +187,46 @@ export class ReviewView extends Widget {
     Signal.clearData(this);
   }
 
-  private _onKeep = (): void => {
-    if (this._state === 'open') {
-      this._keepRequested.emit();
+  /**
+   * Press Keep, as the button does: only while the review is open.
+   *
+   * @returns Whether Keep was pressed.
+   */
+  requestKeep(): boolean {
+    if (this._state !== 'open') {
+      return false;
     }
+    this._keepRequested.emit();
+    return true;
+  }
+
+  /**
+   * Press Undo (Dismiss after a conflict), as the button does: not while
+   * the server is asked about a Keep.
+   *
+   * @returns Whether Undo was pressed.
+   */
+  requestUndo(): boolean {
+    if (this._state === 'keeping') {
+      return false;
+    }
+    this._undoRequested.emit();
+    return true;
+  }
+
+  /**
+   * Mark the review as the one the keyboard commands act on, or unmark it.
+   */
+  setCurrent(current: boolean): void {
+    this.toggleClass('jp-mod-current', current);
+  }
+
+  private _onKeep = (): void => {
+    this.requestKeep();
   };
 
   private _onUndo = (): void => {
-    if (this._state !== 'keeping') {
-      this._undoRequested.emit();
-    }
+    this.requestUndo();
   };
 
   private _trans: TranslationBundle;
@@ -170,6 +236,7 @@ export class ReviewView extends Widget {
   private _diff: HTMLElement;
   private _message: HTMLElement;
   private _editor: EditorView;
+  private _dropped = false;
   private _keepRequested = new Signal<this, void>(this);
   private _undoRequested = new Signal<this, void>(this);
 }
@@ -184,9 +251,16 @@ export namespace ReviewView {
   export interface IOptions {
     /** The tool call that proposed the edit. */
     callId: string;
-    /** The id of the cell under review. */
-    cellId: string;
-    /** The cell's current source. */
+    /** What is proposed: a new source for a cell (default) or a new cell. */
+    operation?: 'edit' | 'insert';
+    /**
+     * The id of the cell under review; for an insert, of the cell the new
+     * one is to follow (`null`: at the top).
+     */
+    cellId: string | null;
+    /** For an insert: the new cell's type. */
+    cellType?: string;
+    /** The cell's current source; empty for an insert. */
     original: string;
     /** The proposed source. */
     proposed: string;
@@ -203,6 +277,37 @@ export namespace ReviewView {
 }
 
 namespace Private {
+  /**
+   * The words of a review's label, region and buttons.
+   */
+  export function words(
+    options: ReviewView.IOptions,
+    trans: TranslationBundle
+  ): { region: string; label: string; keep: string; undo: string } {
+    if (options.operation !== 'insert') {
+      return {
+        region: trans.__('Edit proposed by a Copilot tool'),
+        label: trans.__('Proposed by a Copilot tool'),
+        keep: trans.__('Replace the cell source with the proposal'),
+        undo: trans.__('Discard the proposal and leave the cell as it is')
+      };
+    }
+    const label =
+      options.cellType === 'markdown'
+        ? trans.__('New Markdown cell proposed by a Copilot tool')
+        : options.cellType === 'raw'
+          ? trans.__('New raw cell proposed by a Copilot tool')
+          : trans.__('New code cell proposed by a Copilot tool');
+    return {
+      region: label,
+      label,
+      keep: options.cellId
+        ? trans.__('Insert this cell below the cell above')
+        : trans.__('Insert this cell at the top of the notebook'),
+      undo: trans.__('Discard the proposed cell; the notebook stays as it is')
+    };
+  }
+
   /**
    * Create a styled `<button>` of type button.
    */
