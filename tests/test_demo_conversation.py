@@ -12,7 +12,7 @@ import pytest
 from jupyter_copilot.context import source_hash
 from tests.conversations import api, create, end_of, reply_of, send
 from tests.eventually import eventually
-from tests.server import INVOKE
+from tests.server import INSERT_INVOKE, INVOKE
 from tests.test_conversations import next_of, open_notebook
 
 UNDOCUMENTED = "def f(x):\n    return x  # canary-conv-41\n"
@@ -89,6 +89,36 @@ async def test_ask_before_edits_the_demo_agent_proposes_docstrings_after_allow(
     )
     assert "Plan mode" in reply_of(events)
     assert len([r for r in page.requests if r["action"] == INVOKE]) == 1
+    page.close()
+
+
+@pytest.mark.parametrize("copilot_config", [THIS_DEMO], indirect=True)
+async def test_in_autopilot_the_demo_agent_proposes_a_note_as_a_pending_cell(
+    jp_fetch: Any, jp_ws_fetch: Any, jp_root_dir: Path, copilot: Any
+) -> None:
+    page = await open_notebook(jp_fetch, jp_ws_fetch, jp_root_dir, copilot)
+    cell_id = page.cells[0]["cellId"]
+    attachment = {
+        "artifactId": page.artifact_id,
+        "cellId": cell_id,
+        "expectedSourceHash": source_hash(UNDOCUMENTED),
+    }
+    conversation = await create(jp_fetch, contextRefs=["selected_cell"], mode="autopilot")
+    events = await send(
+        jp_fetch,
+        conversation,
+        "add a cell that describes this one",
+        page_id="p-1",
+        attachment=attachment,
+    )
+    assert end_of(events)["stopReason"] == "end_turn"
+    [request] = [r for r in page.requests if r["action"] == INSERT_INVOKE]
+    data = request["data"]
+    assert (data["afterCellId"], data["cellType"]) == (cell_id, "markdown")
+    assert data["source"].startswith("### About the cell above\n\nThe cell above has 2 lines")
+    assert "`f(x)`" in data["source"]
+    assert not [r for r in page.requests if r["action"] == INVOKE]
+    assert "Keep" in reply_of(events) and "not in the notebook yet" in reply_of(events)
     page.close()
 
 

@@ -11,6 +11,7 @@ from jupyter_copilot.demo_agent.rules import (
     echo_word,
     explain,
     intent,
+    note_for,
     sort_imports,
     split_lines,
 )
@@ -261,10 +262,27 @@ def test_explanation_of_empty_and_markdown_cells() -> None:
         ("What does this do?", "explain"),
         ("hello", "help"),
         ("", "help"),
+        ("Add a cell that describes this", "add-note"),
+        ("insert a note below", "add-note"),
+        ("add a Markdown cell that explains it", "add-note"),
+        ("add a cell", "help"),
+        ("Address this, then explain it", "explain"),
     ],
 )
 def test_intent_of_the_message(text: str, expected: str) -> None:
     assert intent(text) == expected
+
+
+def test_a_note_describes_the_cell_above_in_markdown() -> None:
+    assert note_for("import os\nx = 1\n") == (
+        "### About the cell above\n\nThe cell above has 2 lines of Python.\n\n"
+        "- Imports `os`.\n- Sets `x`.\n"
+    )
+    assert note_for("# Title\ntext", "markdown").startswith(
+        "### About the cell above\n\nThe cell above is a Markdown cell of 2 lines"
+    )
+    assert note_for("  ") == "### About the cell above\n\nThe cell above is empty.\n"
+    assert "does not parse" in note_for("def f(:\n")
 
 
 def test_echo_word_is_the_word_asked_for() -> None:

@@ -42,6 +42,11 @@ BUNDLED = {
         ("selected_cell",),
         False,
     ),
+    "propose-new-cell": (
+        ("notebook_read_selected_cell", "notebook_insert_cell"),
+        ("selected_cell",),
+        False,
+    ),
     "read-notebook-pages": (
         ("context_snapshot", "notebook_read_cells"),
         ("active_notebook",),
@@ -461,7 +466,7 @@ def test_bundled_root_holds_the_shipped_skills() -> None:
     assert sorted(p.name for p in root.iterdir() if (p / "SKILL.md").is_file()) == sorted(BUNDLED)
 
 
-def test_the_four_bundled_skills_parse_with_their_tools_and_constraints(
+def test_the_bundled_skills_parse_with_their_tools_and_constraints(
     log: logging.Logger, caplog: pytest.LogCaptureFixture
 ) -> None:
     library = SkillLibrary.load([SkillRoot(bundled_root(), "package")], log)
@@ -496,6 +501,23 @@ def test_the_edit_skill_explains_every_refusal_code() -> None:
     for code in codes:
         assert f"| `{code}` |" in body, code
     for needed in ("expectedSourceHash", "diffReviewOpened", "sourceHashAfter", "approval card"):
+        assert needed in body
+
+
+def test_the_insert_skill_explains_every_code_an_insert_can_end_with() -> None:
+    text = (bundled_root() / "propose-new-cell" / "SKILL.md").read_text(encoding="utf-8")
+    body = parse_skill(text, "propose-new-cell").body
+    # docs/protocol.md section 11.1, in its order, and `blocked` from the read before.
+    codes = [
+        "invalid-input", "kill-switch", "feature-disabled", "plan-mode", "denied",
+        "no-active-page", "ambiguous-active-notebook", "not-authoring-view",
+        "artifact-mismatch", "no-active-session", "read-only", "over-budget",
+        "cell-not-found", "diff-unavailable", "timeout", "page-error", "aborted", "blocked",
+    ]  # fmt: skip
+    assert set(codes) <= set(HTTP_STATUS) | {"blocked"}
+    for code in codes:
+        assert f"| `{code}` |" in body, code
+    for needed in ("afterCellId", "reviewOpened", "pending cell", "approval card", "Undo"):
         assert needed in body
 
 

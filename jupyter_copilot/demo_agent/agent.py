@@ -165,6 +165,13 @@ class Turn:
             cell = await self._cell(attached)
             if cell is not None:
                 await self.say(rules.explain(cell.source, cell.cell_type), stream=True)
+        elif what == "add-note":
+            if self.mcp is None:
+                await self.say(NO_TOOLS)
+                return
+            cell = await self._cell(attached)
+            if cell is not None:
+                await self._add_note(cell)
         elif what in EDITS:
             if self.mcp is None:
                 await self.say(NO_TOOLS)
@@ -236,6 +243,27 @@ class Turn:
             return
         await self.say(
             f"I proposed {doing} this cell. Review the diff in the cell and choose Keep or Undo."
+        )
+
+    async def _add_note(self, cell: CellRef) -> None:
+        note = rules.note_for(cell.source, cell.cell_type)
+        arguments = {
+            "artifactId": cell.artifact_id,
+            "afterCellId": cell.cell_id,
+            "cellType": "markdown",
+            "source": note,
+        }
+        try:
+            await self.call("notebook_insert_cell", arguments, "Propose a new cell", "edit")
+        except Refused as refusal:
+            text = self._refusal_text("propose a new cell", refusal)
+            if refusal.code == "plan-mode":
+                text += f" Here is the cell I would propose:\n\n{fenced(note)}"
+            await self.say(text)
+            return
+        await self.say(
+            "I proposed a new Markdown cell below this one that describes it. It is not in "
+            "the notebook yet: choose Keep on the pending cell to add it, or Undo."
         )
 
     @staticmethod

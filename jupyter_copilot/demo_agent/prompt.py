@@ -29,10 +29,11 @@ HELP = """I am the offline demo agent: I follow rules, not a language model. I c
 
 - **add docstrings** to the functions and classes of a code cell;
 - **sort the imports** at the top of a code cell;
-- **explain** a cell in a few lines.
+- **explain** a cell in a few lines;
+- **add a note**: a new Markdown cell below a cell, describing it.
 
 Attach a cell or select one in the notebook, then ask, e.g. "add docstrings".
-Every change is a diff in the cell that you Keep or Undo.
+Every change is a diff in the cell, and every new cell a pending cell, that you Keep or Undo.
 """
 #: What the demo agent says for a refusal code: the code's default text (vocabulary.json,
 #: docs/protocol.md section 7) where that says it all, its own advice where it has some.

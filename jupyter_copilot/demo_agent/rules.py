@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 
-INTENTS = ("docstrings", "sort-imports", "explain", "echo", "help")
+INTENTS = ("docstrings", "sort-imports", "add-note", "explain", "echo", "help")
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _EOL = re.compile(r"\r\n|\r|\n")
@@ -365,6 +365,24 @@ def explain(source: str, cell_type: str = "code") -> str:
     return f"**This cell** has {count} of Python.\n\n{bullets}\n"
 
 
+def note_for(source: str, cell_type: str = "code") -> str:
+    """The source of a new Markdown cell that describes the cell it follows."""
+    text = explain(source, cell_type)
+    for this, above in _THIS_CELL:
+        if text.startswith(this):
+            text = above + text[len(this) :]
+            break
+    return f"### About the cell above\n\n{text.rstrip()}\n"
+
+
+#: How an explanation starts, and how a note below the cell says it.
+_THIS_CELL = (
+    ("**This cell**", "The cell above"),
+    ("This cell", "The cell above"),
+    ("This is a", "The cell above is a"),
+)
+
+
 # -- what the person asks ---------------------------------------------------------------------
 
 
@@ -378,8 +396,9 @@ def intent(text: str) -> str:
     """What the person asks for: one of :data:`INTENTS`.
 
     "Reply with the word X" is ``echo``; a mention of docstrings is ``docstrings``; "sort"
-    with "import" is ``sort-imports``; "explain" or "what does" is ``explain``; anything
-    else gets ``help``.
+    with "import" is ``sort-imports``; "add" (or "insert") a "cell" or "note" that
+    describes, explains or notes is ``add-note``; "explain" or "what does" is ``explain``;
+    anything else gets ``help``.
     """
     if echo_word(text) is not None:
         return "echo"
@@ -388,6 +407,9 @@ def intent(text: str) -> str:
         return "docstrings"
     if "sort" in lowered and "import" in lowered:
         return "sort-imports"
+    adds = re.search(r"\b(add|insert)\b", lowered) is not None
+    if adds and re.search(r"\b(note|describ\w*|explain\w*|markdown)\b", lowered):
+        return "add-note"
     if "explain" in lowered or "what does" in lowered:
         return "explain"
     return "help"
