@@ -918,6 +918,8 @@ IN_FRONT = """() => {
         visible: widget ? widget.isVisible : null,
         tabs: tabs.map(tab => tab.textContent),
         focus: String(document.activeElement && document.activeElement.className).slice(0, 60),
+        now: Math.round(performance.now()),
+        changes: window.__editSafetyTabs || [],
     };
 }"""
 
@@ -937,6 +939,21 @@ CLEAR_HISTORY = f"""path => {{ {_PANEL}
 
 INSTALL_LOG = f"""path => {{ {_PANEL}
     window.__editSafetyLog = window.__editSafetyLog || [];
+    if (!window.__editSafetyTabs) {{
+        // Which code brought a tab to the front: a programmatic focus() or activate()
+        // runs the shell's handlers synchronously, so the stack names the caller.
+        window.__editSafetyTabs = [];
+        window.jupyterapp.shell.currentChanged.connect((_, change) => {{
+            const widget = change.newValue;
+            const stack = String(new Error().stack).split('\\n').slice(2, 12);
+            window.__editSafetyTabs.push({{
+                at: Math.round(performance.now()),
+                path: widget && widget.context ? widget.context.path : null,
+                stack: stack.map(line => line.trim().slice(0, 120)).join(' < '),
+            }});
+            window.__editSafetyTabs.splice(0, window.__editSafetyTabs.length - 4);
+        }});
+    }}
     for (const cell of panelOf(path).content.model.cells) {{
         if (cell.__editSafetyLogged) {{ continue; }}
         cell.__editSafetyLogged = true;
