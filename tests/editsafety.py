@@ -945,13 +945,17 @@ INSTALL_LOG = f"""path => {{ {_PANEL}
         window.__editSafetyTabs = [];
         window.jupyterapp.shell.currentChanged.connect((_, change) => {{
             const widget = change.newValue;
-            const stack = String(new Error().stack).split('\\n').slice(2, 12);
+            // Deep enough to pass the shell's and the focus tracker's own frames.
+            const limit = Error.stackTraceLimit;
+            Error.stackTraceLimit = 60;
+            const stack = String(new Error().stack).split('\\n').slice(2, 40);
+            Error.stackTraceLimit = limit;
             window.__editSafetyTabs.push({{
                 at: Math.round(performance.now()),
                 path: widget && widget.context ? widget.context.path : null,
                 stack: stack.map(line => line.trim().slice(0, 120)).join(' < '),
             }});
-            window.__editSafetyTabs.splice(0, window.__editSafetyTabs.length - 4);
+            window.__editSafetyTabs.splice(0, window.__editSafetyTabs.length - 3);
         }});
     }}
     for (const cell of panelOf(path).content.model.cells) {{
