@@ -43,6 +43,7 @@ from .pages import Pages
 from .proposals import NO_LIVE_DOCUMENT, ProposalDesk, ProposalHost
 from .registry import CopilotRegistry, load_registry
 from .routes import handler_routes
+from .run_tool import RUN_CELL, RUN_POLICIES, RunTool
 from .sessions import TOOL, Registrations, hook_kernel_manager, hook_session_manager
 from .skills import SkillLibrary, skill_roots
 from .switches import Switches
@@ -288,6 +289,29 @@ class CopilotApp(ExtensionApp):
         """,
     )
 
+    agent_run_cells = Enum(
+        RUN_POLICIES,
+        default_value="ask",
+        config=True,
+        help="""Whether agents may ask to run notebook cells (`notebook_run_cell`).
+
+        `ask`: each request shows a run card with the cell and the short form of the hash of
+        the source the agent read; the cell runs in the notebook's own kernel only after the
+        person allows it, and only if it still holds exactly that source (never
+        automatically, not even in Autopilot; never in Plan). `never`: every request ends
+        with `not-permitted`. Checked on every call. A cell whose metadata holds
+        `{"jupyter_copilot": {"agent_run": false}}` is never run by an agent.
+        """,
+    )
+
+    agent_run_timeout_seconds = Float(
+        600.0,
+        min=1.0,
+        config=True,
+        help="""Seconds a run the person allowed may take before the agent's call ends with
+        `timeout`. The cell itself keeps running; the person can interrupt the kernel.""",
+    )
+
     agent_shell_timeout_seconds = Float(
         120.0,
         min=1.0,
@@ -433,13 +457,22 @@ class CopilotApp(ExtensionApp):
             lambda: self.approval_timeout_seconds,
             lambda: self.agent_max_pending_cards,
         )
+        self.run_tool = RunTool(
+            self.registry.tool(RUN_CELL)["parameters"],
+            *proposal_parts,
+            approvals=self.approvals,
+            policy=lambda: self.agent_run_cells,
+            run_timeout=lambda: self.agent_run_timeout_seconds,
+        )
         self.skills = SkillLibrary.load(skill_roots(jupyter_path(), self.skills_paths), self.log)
         self.mcp_tools = CopilotTools(
             self.registry.tool(TOOL),
             self.registry.tool(INSERT_CELL),
+            self.registry.tool(RUN_CELL),
             self.notebook,
             self.edit_tool,
             self.insert_tool,
+            self.run_tool,
             self.approvals,
             ToolsHost(switches=self.switches, skills=lambda: self.skills),
         )

@@ -1,7 +1,8 @@
 """Approval cards: a person allows or denies a tool call before it proposes anything.
 
 In ``interactive`` mode (docs/protocol.md section 8) an edit call waits here: the card goes to
-the JupyterLab page that holds the notebook, and only the call's owner may decide. Deny,
+the JupyterLab page that holds the notebook, and only the call's owner may decide. A run of a
+cell (``notebook_run_cell``) waits here in every mode (``kind: "run"``). Deny,
 dismissal (the page closes), a timeout and a server stop all end the call with ``denied``.
 Nothing is remembered after the decision: every call asks again.
 
@@ -80,8 +81,9 @@ class Approvals:
         caller_kind: str,
         abort: asyncio.Event | None = None,
         group: str | None = None,
+        kind: str = "edit",
     ) -> None:
-        """Show an edit card on ``page`` and wait for the decision.
+        """Show an edit card (or, with ``kind="run"``, a run card) on ``page`` and wait.
 
         Returns when the call is allowed. Raises :class:`Refusal` ``denied`` for every other
         ending, and ``aborted`` when ``abort`` is set while waiting. ``path`` goes to the
@@ -89,7 +91,7 @@ class Approvals:
         """
         request: dict[str, Any] = {
             "toolName": tool,
-            "kind": "edit",
+            "kind": kind,
             "description": description,
             "details": details,
         }
@@ -172,7 +174,7 @@ class Approvals:
         started = time.monotonic()
         self.telemetry.approval_requested(
             request_ref=pending.ref,
-            tool=request["toolName"] if request["kind"] == "edit" else None,
+            tool=request["toolName"] if request["kind"] in ("edit", "run") else None,
             caller_kind=caller_kind,
             page_ref=page.ref,
         )

@@ -214,11 +214,15 @@ class Settled(NamedTuple):
     #: for a tool whose result has neither).
     cell_id: str
     source_hash_after: str | None
+    #: The whole first result, for a tool whose result cannot be rebuilt (a run's outputs).
+    result: dict[str, Any] | None = None
 
     def outcome(self, result_of: ResultOf = edit_result) -> dict[str, Any]:
         """The first call's result (rebuilt by ``result_of``), or its refusal raised again."""
         if self.code is not None:
             raise Refusal(self.code, self.first)
+        if self.result is not None:
+            return dict(self.result)
         return result_of(self.first, self.cell_id, self.source_hash_after)
 
 
@@ -232,10 +236,15 @@ class EditCalls:
     """
 
     def __init__(
-        self, memory_seconds: float = CALL_MEMORY_SECONDS, result_of: ResultOf = edit_result
+        self,
+        memory_seconds: float = CALL_MEMORY_SECONDS,
+        result_of: ResultOf = edit_result,
+        keep_results: bool = False,
     ) -> None:
         self._memory = memory_seconds
         self._result_of = result_of
+        #: Keep each success result whole (it cannot be rebuilt from ids and a hash).
+        self._keep_results = keep_results
         self._live: dict[str, EditCall] = {}
         #: In the order they settled, so the oldest are forgotten from the front.
         self._settled: dict[str, Settled] = {}
@@ -295,9 +304,10 @@ class EditCalls:
                 call.fingerprint,
                 time.monotonic(),
                 None,
-                sys.intern(result["artifactId"]),
+                sys.intern(result.get("artifactId", "")),
                 sys.intern(result.get("cellId", "")),
                 result.get("sourceHashAfter"),
+                result if self._keep_results else None,
             )
         self._settled[call.call_id] = record
 

@@ -22,7 +22,16 @@ from .mcp.endpoint import McpEndpoint
 from .mcp.transport import AsgiExchange
 from .proposals import ProposalTool
 from .refusals import Refusal
-from .registry import ABORT, GET_CONTEXT, INSERT_ABORT, INSERT_INVOKE, INVOKE
+from .registry import (
+    ABORT,
+    GET_CONTEXT,
+    INSERT_ABORT,
+    INSERT_INVOKE,
+    INVOKE,
+    RUN_ABORT,
+    RUN_INVOKE,
+)
+from .run_tool import RunTool
 from .switches import FEATURE, Switches, action_gate
 from .web import AUTH_RESOURCE, CopilotHandler, RefusalAnswers, gated
 
@@ -78,13 +87,18 @@ class ActionHandler(CopilotHandler):
         runner: ActionRunner,
         edit: EditTool,
         insert: InsertTool,
+        run: RunTool,
     ) -> None:
         """Receive the switches, the registry's actions, and what runs them."""
         self.switches = switches
         self._actions = actions
         self._runner = runner
-        self._invokes: dict[str, ProposalTool] = {INVOKE: edit, INSERT_INVOKE: insert}
-        self._aborts: dict[str, ProposalTool] = {ABORT: edit, INSERT_ABORT: insert}
+        self._invokes: dict[str, ProposalTool] = {
+            INVOKE: edit,
+            INSERT_INVOKE: insert,
+            RUN_INVOKE: run,
+        }
+        self._aborts: dict[str, ProposalTool] = {ABORT: edit, INSERT_ABORT: insert, RUN_ABORT: run}
 
     @web.authenticated
     @authorized
@@ -94,7 +108,8 @@ class ActionHandler(CopilotHandler):
         if action not in self._actions:
             raise Refusal("unknown-action", "There is no action by that name.")
         body = ActionBody.parse(self.json_body())
-        caller = Caller(may_write=self.may_write)
+        # A run asks the person even here: the card's owner is this request's principal.
+        caller = Caller(may_write=self.may_write, principal=self.principal)
         result: Any
         if action in self._aborts:
             result = await self._aborts[action].abort(body.data)

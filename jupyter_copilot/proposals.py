@@ -114,6 +114,31 @@ class ProposalTool:
         """The success result rebuilt from what a settled call keeps (:class:`Settled`)."""
         raise NotImplementedError
 
+    def _policy_check(self) -> None:
+        """Step 1's last check: does the server's configuration allow this tool now?"""
+
+    def _page_timeout(self, settings: dict[str, Any]) -> float:
+        """Seconds the page has to answer the invoke request."""
+        return float(settings["page_timeout_seconds"])
+
+    def _page_answered(
+        self, call: EditCall, page: PageSession, data: dict[str, Any], answer: Any, started: float
+    ) -> dict[str, Any]:
+        """The page answered the invoke request: the review is open; the call's result."""
+        if answer != self.opened:
+            raise Refusal("timeout", "The JupyterLab page answered with something unusable.")
+        call.review_open = True
+        call.opened_at = time.monotonic()
+        self.telemetry.edit_review_opened(
+            call_ref=call.ref,
+            page_ref=page.ref,
+            latency_ms=_ms_since(started),
+            check_ms=call.check_ms,
+            new_source_bytes=len(self.proposed_source(data).encode("utf-8")),
+            operation=self.operation,
+        )
+        return self.result(data)
+
     # -- invoke ------------------------------------------------------------------------------
 
     async def invoke(
@@ -191,18 +216,8 @@ class ProposalTool:
         call.page = page
         call.artifact_id = data["artifactId"]
         request = self._request_data(call, data, path, checked)
-        await self._open_review(call, page, request, settings)
-        call.review_open = True
-        call.opened_at = time.monotonic()
-        self.telemetry.edit_review_opened(
-            call_ref=call.ref,
-            page_ref=page.ref,
-            latency_ms=_ms_since(started),
-            check_ms=call.check_ms,
-            new_source_bytes=len(self.proposed_source(data).encode("utf-8")),
-            operation=self.operation,
-        )
-        return self.result(data)
+        answer = await self._ask_page(call, page, request, self._page_timeout(settings))
+        return self._page_answered(call, page, data, answer, started)
 
     async def _server_checks(
         self,
@@ -219,6 +234,7 @@ class ProposalTool:
             raise Refusal(
                 "plan-mode", "This conversation is in plan mode: it may read, not propose edits."
             )
+        self._policy_check()
         # 2. The page and its view.
         page, active = self.dispatcher.active_notebook(
             page_id, not_a_notebook="The active tab is not a notebook being edited."
@@ -242,16 +258,11 @@ class ProposalTool:
             raise Refusal("aborted", "The call was aborted.")
         return page, path, checked
 
-    async def _open_review(
-        self,
-        call: EditCall,
-        page: PageSession,
-        request_data: dict[str, Any],
-        settings: dict[str, Any],
-    ) -> None:
-        request = asyncio.ensure_future(
-            page.request(self.invoke_action, request_data, settings["page_timeout_seconds"])
-        )
+    async def _ask_page(
+        self, call: EditCall, page: PageSession, request_data: dict[str, Any], timeout: float
+    ) -> Any:
+        """Send the invoke request to the page; its answer, unless the call is aborted first."""
+        request = asyncio.ensure_future(page.request(self.invoke_action, request_data, timeout))
         aborted = asyncio.ensure_future(call.abort_requested.wait())
         await asyncio.wait({request, aborted}, return_when=asyncio.FIRST_COMPLETED)
         aborted.cancel()
@@ -259,9 +270,7 @@ class ProposalTool:
             # The abort also asked the page to withdraw whatever it opens.
             request.add_done_callback(_consume)
             raise Refusal("aborted", "The call was aborted.")
-        answer = request.result()
-        if answer != self.opened:
-            raise Refusal("timeout", "The JupyterLab page answered with something unusable.")
+        return request.result()
 
     # -- abort -------------------------------------------------------------------------------
 

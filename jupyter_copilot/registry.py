@@ -30,6 +30,8 @@ INVOKE = "jupyter_copilot.notebook.edit-cell.invoke"
 ABORT = "jupyter_copilot.notebook.edit-cell.abort"
 INSERT_INVOKE = "jupyter_copilot.notebook.insert-cell.invoke"
 INSERT_ABORT = "jupyter_copilot.notebook.insert-cell.abort"
+RUN_INVOKE = "jupyter_copilot.notebook.run-cell.invoke"
+RUN_ABORT = "jupyter_copilot.notebook.run-cell.abort"
 READ_CELLS = "jupyter_copilot.notebook.read-cells"
 
 

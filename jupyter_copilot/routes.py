@@ -35,6 +35,7 @@ def handler_routes(app: CopilotApp) -> list[tuple[str, type, dict[str, Any]]]:
                 "runner": app.runner,
                 "edit": app.edit_tool,
                 "insert": app.insert_tool,
+                "run": app.run_tool,
             },
         ),
         (

@@ -16,7 +16,7 @@ from typing import Any
 
 TOOL = "notebook_edit_cell"
 #: The tools registered per kernel session (docs/protocol.md sections 2 and 11.1).
-TOOLS = (TOOL, "notebook_insert_cell")
+TOOLS = (TOOL, "notebook_insert_cell", "notebook_run_cell")
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@
 Every gate of the package is named here, with the documented exceptions in one place
 (docs/protocol.md sections 3, 4.3, 5 and 8): status always answers; get-context and
 ``context_snapshot`` are not stopped by the kill switch; abort is never refused by either
-switch; an edit or an insert checks its input before the switches, so its tool applies
-both itself.
+switch; an edit, an insert or a run checks its input before the switches, so its tool
+applies both itself.
 """
 
 from __future__ import annotations
@@ -13,7 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .refusals import Refusal
-from .registry import ABORT, GET_CONTEXT, INSERT_ABORT, INSERT_INVOKE, INVOKE
+from .registry import (
+    ABORT,
+    GET_CONTEXT,
+    INSERT_ABORT,
+    INSERT_INVOKE,
+    INVOKE,
+    RUN_ABORT,
+    RUN_INVOKE,
+)
 
 #: No switch is checked at the door.
 UNGATED = "ungated"
@@ -30,6 +38,8 @@ ACTION_GATES = {
     ABORT: UNGATED,
     INSERT_INVOKE: UNGATED,
     INSERT_ABORT: UNGATED,
+    RUN_INVOKE: UNGATED,
+    RUN_ABORT: UNGATED,
 }
 
 #: The gate of each MCP tool after its input is checked; every other tool is gated by both.
@@ -38,6 +48,7 @@ MCP_TOOL_GATES = {
     "context_snapshot": FEATURE,
     "notebook_edit_cell": UNGATED,
     "notebook_insert_cell": UNGATED,
+    "notebook_run_cell": UNGATED,
 }
 
 

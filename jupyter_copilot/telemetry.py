@@ -18,6 +18,7 @@ EDIT_REFUSED = SCHEMA_BASE + "edit/refused/v1"
 EDIT_REVIEW_OPENED = SCHEMA_BASE + "edit/review-opened/v1"
 EDIT_DECISION = SCHEMA_BASE + "edit/decision/v1"
 EDIT_ABORTED = SCHEMA_BASE + "edit/aborted/v1"
+RUN_FINISHED = SCHEMA_BASE + "run/finished/v1"
 APPROVAL_REQUESTED = SCHEMA_BASE + "approval/requested/v1"
 APPROVAL_ENDED = SCHEMA_BASE + "approval/ended/v1"
 MCP_TOOL_CALL = SCHEMA_BASE + "mcp/tool-call/v1"
@@ -139,6 +140,29 @@ class Telemetry:
                 "reviewWasOpen": review_was_open,
                 "withdrawn": withdrawn,
                 "operation": operation,
+            },
+        )
+
+    def run_finished(
+        self,
+        *,
+        call_ref: str,
+        page_ref: str,
+        latency_ms: float,
+        status: str,
+        output_count: int,
+        outputs_omitted: int,
+    ) -> None:
+        """A run the person allowed ended."""
+        self._emit(
+            RUN_FINISHED,
+            {
+                "callRef": call_ref,
+                "pageRef": page_ref,
+                "latencyMs": round(latency_ms, 3),
+                "status": status,
+                "outputCount": output_count,
+                "outputsOmitted": outputs_omitted,
             },
         )
 

@@ -3,9 +3,10 @@
 ``vocabulary.json`` is the one machine-readable source of the names both sides of the
 protocol use: refusal codes with their HTTP status and default text, the codes a page may
 answer with, actions, tools, context references and entries, approval modes, kinds and
-outcomes, review decisions and the bridge message types. The server reads its tables from
-here, the lab extension gets types generated from the same file when it is built, and the
-bridge schemas reference the lists through :func:`vocabulary_schema`.
+outcomes, review decisions, how a run ends and the run mark, and the bridge message types.
+The server reads its tables from here, the lab extension gets types generated from the same
+file when it is built, and the bridge schemas reference the lists through
+:func:`vocabulary_schema`.
 """
 
 from __future__ import annotations
@@ -67,5 +68,8 @@ APPROVAL_MODES = names("approvalModes")
 APPROVAL_OUTCOMES = names("approvalOutcomes")
 REVIEW_DECISIONS = frozenset(names("reviewDecisions"))
 FILE_REVIEW_DECISIONS = frozenset(names("fileReviewDecisions"))
+RUN_STATUSES = names("runEndings")
+#: The cell metadata path whose value ``false`` marks a cell never to be run by an agent.
+RUN_MARK_KEYS = names("runMarkKeys")
 PAGE_MESSAGE_TYPES = names("pageMessageTypes")
 SERVER_MESSAGE_TYPES = names("serverMessageTypes")

@@ -13,8 +13,10 @@ INVOKE = "jupyter_copilot.notebook.edit-cell.invoke"
 ABORT = "jupyter_copilot.notebook.edit-cell.abort"
 INSERT_INVOKE = "jupyter_copilot.notebook.insert-cell.invoke"
 INSERT_ABORT = "jupyter_copilot.notebook.insert-cell.abort"
+RUN_INVOKE = "jupyter_copilot.notebook.run-cell.invoke"
+RUN_ABORT = "jupyter_copilot.notebook.run-cell.abort"
 #: The tools each kernel session registers, in the registry's order.
-NOTEBOOK_TOOLS = ("notebook_edit_cell", "notebook_insert_cell")
+NOTEBOOK_TOOLS = ("notebook_edit_cell", "notebook_insert_cell", "notebook_run_cell")
 
 
 async def call_action(jp_fetch: Any, action: str, body: Any) -> tuple[int, dict[str, Any]]:

@@ -47,7 +47,11 @@ async def test_status_reports_switches_and_pages(jp_fetch) -> None:
 async def test_manifest_lists_the_page_and_the_tool(jp_fetch) -> None:
     manifest = json.loads((await jp_fetch("copilot", "api", "manifest")).body)
     assert [p["name"] for p in manifest["pages"]] == ["jupyter_copilot.notebook-editor"]
-    assert [t["name"] for t in manifest["tools"]] == ["notebook_edit_cell", "notebook_insert_cell"]
+    assert [t["name"] for t in manifest["tools"]] == [
+        "notebook_edit_cell",
+        "notebook_insert_cell",
+        "notebook_run_cell",
+    ]
     assert manifest["pages"][0]["getContext"] == {
         "action": "jupyter_copilot.notebook.get-context",
         "extensionName": "jupyter_copilot",

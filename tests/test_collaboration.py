@@ -12,7 +12,7 @@ from traitlets.config import Config
 from jupyter_copilot.context import source_hash
 from tests.conftest import make_notebook
 from tests.pages import ScriptedPage, context_answer, notebook_state
-from tests.server import INSERT_INVOKE, INVOKE, call_action, start_session
+from tests.server import INSERT_INVOKE, INVOKE, RUN_INVOKE, call_action, start_session
 
 OLD = "x = 1\n"
 
@@ -159,4 +159,44 @@ async def test_an_insert_after_a_cell_gone_from_the_live_document_is_cell_not_fo
     # At the top there is no anchor to lose.
     status, _ = await call_action(jp_fetch, INSERT_INVOKE, {"data": {**data, "afterCellId": None}})
     assert status == 200
+    page.close()
+
+
+@pytest.mark.parametrize(
+    ("change", "code", "status"),
+    [
+        ("mark-never-run", "cell-locked", 403),
+        ("make-markdown", "cell-type-mismatch", 409),
+        ("type-a-character", "stale-source", 409),
+        ("delete-cell", "cell-not-found", 404),
+    ],
+)
+async def test_a_run_of_a_cell_that_changed_in_the_live_document_is_refused_without_a_card(
+    jp_fetch, jp_ws_fetch, jp_root_dir, jp_serverapp, copilot, change, code, status
+) -> None:
+    path = make_notebook(jp_root_dir, "a.ipynb", [OLD, "y = 2"])
+    cell_id = json.loads(path.read_text())["cells"][0]["id"]
+    await start_session(jp_fetch, "a.ipynb")
+    ynb = await live_notebook(jp_serverapp, "a.ipynb")
+    page = await ScriptedPage.connect(jp_ws_fetch, "p-1")
+    await page.send_state(notebook_state("a.ipynb"))
+    with ynb.ydoc.transaction():
+        if change == "mark-never-run":
+            ynb.ycells[0]["metadata"]["jupyter_copilot"] = {"agent_run": False}
+        elif change == "make-markdown":
+            ynb.ycells[0]["cell_type"] = "markdown"
+        elif change == "type-a-character":
+            ynb.ycells[0]["source"] += "#"
+        else:
+            del ynb.ycells[0]
+    data = {
+        "artifactId": copilot._artifact_id("a.ipynb"),
+        "cellId": cell_id,
+        "expectedSourceHash": source_hash(OLD),
+    }
+    answer, body = await call_action(jp_fetch, RUN_INVOKE, {"data": data})
+    assert (answer, body["error"]["code"]) == (status, code)
+    # Refused before the person is asked: no card, no run request.
+    await page.sync()
+    assert [r for r in page.requests if r["action"] == RUN_INVOKE] == []
     page.close()

@@ -401,6 +401,7 @@ def test_each_users_server_serves_jupyter_copilot_under_the_hub_prefix(hub: Hub,
     assert [t["name"] for t in manifest.json()["tools"]] == [
         "notebook_edit_cell",
         "notebook_insert_cell",
+        "notebook_run_cell",
     ]
     # Anonymous requests are refused, not served.
     assert hub.copilot(user, "status", token=None).status in (302, 403)

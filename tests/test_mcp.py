@@ -99,13 +99,17 @@ async def test_tools_are_listed_with_their_schemas_and_annotations(
         "notebook_read_cells",
         "notebook_edit_cell",
         "notebook_insert_cell",
+        "notebook_run_cell",
         "skill_read",
     ]
-    for name in ("notebook_edit_cell", "notebook_insert_cell"):
+    for name in ("notebook_edit_cell", "notebook_insert_cell", "notebook_run_cell"):
         definition = copilot.registry.tool(name)
         assert listed[name].input_schema == definition["parameters"]
         assert listed[name].description == definition["description"]
         assert listed[name].annotations.read_only_hint is False
+    # Only running code is marked destructive: proposals change nothing until Keep.
+    assert listed["notebook_run_cell"].annotations.destructive_hint is True
+    assert listed["notebook_edit_cell"].annotations.destructive_hint is False
     for name in READ_TOOLS:
         assert listed[name].annotations.read_only_hint is True
         assert listed[name].input_schema["additionalProperties"] is False
@@ -148,7 +152,7 @@ async def test_input_that_breaks_a_tool_schema_is_invalid_input(
 
 async def test_an_unknown_tool_is_unknown_action(url: str, jp_auth_header: dict[str, str]) -> None:
     async with mcp_client(url, jp_auth_header) as client:
-        result = await client.call_tool("notebook_run_cell", {})
+        result = await client.call_tool("notebook_delete_cell", {})
     assert refusal_code(result) == "unknown-action"
 
 

@@ -240,7 +240,7 @@ code = "exploded"
 page.send({"type": "welcome", "protocol": 1, "pageId": "p", "motd": "hi"})
 page.send({"type": "telegram", "text": "hi"})
 verdict = {"type": "keep-verdict", "callId": c, "ok": False, "code": "nope"}
-RUN = "jupyter_copilot.notebook.run-cell.invoke"
+DELETE = "jupyter_copilot.notebook.delete-cell.invoke"
 """
     found = python_findings(bad)
     assert found == [
@@ -249,7 +249,7 @@ RUN = "jupyter_copilot.notebook.run-cell.invoke"
         "<snippet>:4: field 'motd' of 'welcome'",
         "<snippet>:5: server message type 'telegram'",
         "<snippet>:6: refusal code 'nope'",
-        "<snippet>:7: action 'jupyter_copilot.notebook.run-cell.invoke'",
+        "<snippet>:7: action 'jupyter_copilot.notebook.delete-cell.invoke'",
     ]
     good = """
 raise Refusal("stale-source")
@@ -279,10 +279,10 @@ switch (msg.type) {
 this.send({ type: 'hello', protocol: PROTOCOL, pageId: this.pageId, href: url() });
 this.send({ type: 'goodbye' });
 socket.send(JSON.stringify({ type: 'result', requestId: id, ok: true, answer }));
-export const runCell = 'jupyter_copilot.notebook.run-cell.invoke';
+export const deleteCell = 'jupyter_copilot.notebook.delete-cell.invoke';
 """
     assert typescript_findings(bad) == [
-        "<snippet>:18: action 'jupyter_copilot.notebook.run-cell.invoke'",
+        "<snippet>:18: action 'jupyter_copilot.notebook.delete-cell.invoke'",
         "<snippet>:2: page code 'crashed'",
         "<snippet>:3: page code 'kill-switch'",
         "<snippet>:4: refusal code 'gone-fishing'",
@@ -368,6 +368,7 @@ def test_python_names_match_the_vocabulary() -> None:
         edits,
         insert_tool,
         registry,
+        run_tool,
         sessions,
         skills,
     )
@@ -382,12 +383,14 @@ def test_python_names_match_the_vocabulary() -> None:
         registry.ABORT,
         registry.INSERT_INVOKE,
         registry.INSERT_ABORT,
+        registry.RUN_INVOKE,
+        registry.RUN_ABORT,
         registry.READ_CELLS,
     }
     assert names == set(vocabulary.ACTIONS)
     assert load_registry().actions | {registry.READ_CELLS} == set(vocabulary.ACTIONS)
     assert sessions.TOOL == tools.EDIT_CELL == "notebook_edit_cell"
-    assert sessions.TOOLS == (tools.EDIT_CELL, insert_tool.INSERT_CELL)
+    assert sessions.TOOLS == (tools.EDIT_CELL, insert_tool.INSERT_CELL, run_tool.RUN_CELL)
     listed = json.loads((PACKAGE / "mcp" / "tools.json").read_text(encoding="utf-8"))
     assert {d["name"] for d in listed} | tools.PROPOSAL_TOOLS == set(vocabulary.TOOLS)
     assert {t["name"] for t in load_registry().tools} <= set(vocabulary.TOOLS)
@@ -413,6 +416,8 @@ def test_python_names_match_the_vocabulary() -> None:
         filereviews.CONFLICT,
         filereviews.WITHDRAWN,
     } == vocabulary.FILE_REVIEW_DECISIONS
+    assert run_tool.RUN_STATUSES == ("ok", "error", "aborted")
+    assert (run_tool.RUN_MARK, run_tool.RUN_MARK_KEY) == ("jupyter_copilot", "agent_run")
 
 
 def test_the_telemetry_schemas_use_the_vocabulary() -> None:

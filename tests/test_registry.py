@@ -27,13 +27,19 @@ def test_shipped_registry_holds_the_contract_names() -> None:
     registry = load_registry()
     assert [p["name"] for p in registry.pages] == ["jupyter_copilot.notebook-editor"]
     assert [p["pageType"] for p in registry.pages] == ["notebook-editor"]
-    assert [t["name"] for t in registry.tools] == ["notebook_edit_cell", "notebook_insert_cell"]
+    assert [t["name"] for t in registry.tools] == [
+        "notebook_edit_cell",
+        "notebook_insert_cell",
+        "notebook_run_cell",
+    ]
     assert registry.actions == {
         "jupyter_copilot.notebook.get-context",
         "jupyter_copilot.notebook.edit-cell.invoke",
         "jupyter_copilot.notebook.edit-cell.abort",
         "jupyter_copilot.notebook.insert-cell.invoke",
         "jupyter_copilot.notebook.insert-cell.abort",
+        "jupyter_copilot.notebook.run-cell.invoke",
+        "jupyter_copilot.notebook.run-cell.abort",
     }
 
 

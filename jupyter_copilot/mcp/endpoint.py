@@ -142,7 +142,7 @@ class McpEndpoint:
                     annotations=types.ToolAnnotations(
                         title=d["title"],
                         read_only_hint=d["readOnly"],
-                        destructive_hint=False,
+                        destructive_hint=d.get("destructive", False),
                         idempotent_hint=d["readOnly"],
                         open_world_hint=False,
                     ),

@@ -6,7 +6,8 @@ switch and the feature switch, then the caller's context grants (``blocked``), a
 then asks the JupyterLab page. ``context_snapshot`` is the one tool the kill switch does not
 stop: it reads no content and tells an agent that tools are off. Reads go through the
 notebook service, edits and inserts through their proposal tools (``proposals.py``): the
-same services the REST actions use.
+same services the REST actions use. A run of a cell always shows its run card, whatever
+the caller's approval mode.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from ..notebook import NotebookReader
 from ..proposals import ProposalTool
 from ..refusals import Refusal
 from ..registry import READ_CELLS, schema_problem
+from ..run_tool import RUN_CELL, RunTool
 from ..skills import SkillLibrary
 from ..switches import Switches, mcp_tool_gate
 from .cellpages import parse_cursor
@@ -42,7 +44,7 @@ EDIT_CELL = "notebook_edit_cell"
 APPROVAL_DESCRIPTION = "Open a whole-cell diff for the attached notebook cell"
 INSERT_APPROVAL_DESCRIPTION = "Show a new cell in the active notebook, pending until Keep"
 #: The tools that check their own input, in the contract's order, before the switches.
-PROPOSAL_TOOLS = frozenset({EDIT_CELL, INSERT_CELL})
+PROPOSAL_TOOLS = frozenset({EDIT_CELL, INSERT_CELL, RUN_CELL})
 
 _DEFINITIONS = json.loads((Path(__file__).parent / "tools.json").read_text(encoding="utf-8"))
 
@@ -62,9 +64,11 @@ class CopilotTools:
         self,
         edit_definition: dict[str, Any],
         insert_definition: dict[str, Any],
+        run_definition: dict[str, Any],
         notebook: NotebookReader,
         edit_tool: EditTool,
         insert_tool: InsertTool,
+        run_tool: RunTool,
         approvals: Approvals,
         host: ToolsHost,
     ) -> None:
@@ -82,10 +86,20 @@ class CopilotTools:
             "readOnly": False,
             "inputSchema": insert_definition["parameters"],
         }
+        run = {
+            "name": RUN_CELL,
+            "title": "Ask to run a cell",
+            "description": run_definition["description"],
+            "readOnly": False,
+            # Code can do anything its kernel may; the person allows each run.
+            "destructive": True,
+            "inputSchema": run_definition["parameters"],
+        }
         self.definitions: list[dict[str, Any]] = [
             *_DEFINITIONS[:3],
             edit,
             insert,
+            run,
             _DEFINITIONS[3],
         ]
         self.definitions_by_name = {d["name"]: d for d in self.definitions}
@@ -97,6 +111,7 @@ class CopilotTools:
         self.notebook = notebook
         self.edit_tool = edit_tool
         self.insert_tool = insert_tool
+        self.run_tool = run_tool
         self.approvals = approvals
         self.host = host
         self._calls: dict[str, Callable[[Caller, dict[str, Any]], Awaitable[dict[str, Any]]]]
@@ -106,6 +121,7 @@ class CopilotTools:
             "notebook_read_cells": self._read_cells,
             EDIT_CELL: self._edit_cell,
             INSERT_CELL: self._insert_cell,
+            RUN_CELL: self._run_cell,
             "skill_read": self._skill_read,
         }
 
@@ -227,6 +243,10 @@ class CopilotTools:
         return await self._propose(
             self.insert_tool, caller, arguments, INSERT_APPROVAL_DESCRIPTION, details
         )
+
+    async def _run_cell(self, caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+        # The run tool asks the person with its own run card in every mode.
+        return await self._propose(self.run_tool, caller, arguments, "", lambda data: {})
 
     async def _propose(
         self,
