@@ -77,7 +77,7 @@ STALE = (
     "I could not propose sorting the imports of the cell (stale-source). The cell changed "
     "after I read it; ask me again to work on its new source."
 )
-DENIED = "The edit was not approved, so nothing changed."
+DENIED = "It was not approved, so nothing changed."
 NO_TOOLS_CLAIM = "it can explain an attached cell but cannot propose edits"
 CONFLICT = "The cell changed since this was proposed; nothing was applied."
 TOO_LARGE = "This cell is too large to attach"

@@ -22,9 +22,19 @@ from tests.conversations import agent_log, api, create, end_of, reply_of, script
 from tests.eventually import eventually
 from tests.mcpclient import mcp_url, read_cells_answer
 from tests.pages import ScriptedPage, context_answer, next_of, notebook_state
-from tests.server import INSERT_INVOKE, INVOKE, start_session
+from tests.server import INSERT_INVOKE, INVOKE, RUN_INVOKE, start_session
 
 SOURCE = "def f(x):\n    return x  # canary-conv-41\n"
+#: What the scripted page answers once a run the person allowed has ended.
+RUN_DONE = {
+    "executionCount": 4,
+    "status": "error",
+    "outputs": [
+        {"outputType": "stream", "name": "stdout", "text": "partial\n"},
+        {"outputType": "display_data", "data": {"text/html": {"bytes": 28}}},
+        {"outputType": "error", "ename": "ValueError", "evalue": "bad x"},
+    ],
+}
 
 
 @pytest.fixture
@@ -64,6 +74,8 @@ async def open_notebook(jp_fetch: Any, jp_ws_fetch: Any, root: Path, copilot: An
             return {"diffReviewOpened": True}
         if request["action"] == INSERT_INVOKE:
             return {"reviewOpened": True}
+        if request["action"] == RUN_INVOKE:
+            return RUN_DONE
         return context_answer("a.ipynb", SOURCE, selected=[cells[0]["cellId"]])
 
     page.respond = respond

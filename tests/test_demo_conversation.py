@@ -12,7 +12,7 @@ import pytest
 from jupyter_copilot.context import source_hash
 from tests.conversations import api, create, end_of, reply_of, send
 from tests.eventually import eventually
-from tests.server import INSERT_INVOKE, INVOKE
+from tests.server import INSERT_INVOKE, INVOKE, RUN_INVOKE
 from tests.test_conversations import next_of, open_notebook
 
 UNDOCUMENTED = "def f(x):\n    return x  # canary-conv-41\n"
@@ -119,6 +119,53 @@ async def test_in_autopilot_the_demo_agent_proposes_a_note_as_a_pending_cell(
     assert "`f(x)`" in data["source"]
     assert not [r for r in page.requests if r["action"] == INVOKE]
     assert "Keep" in reply_of(events) and "not in the notebook yet" in reply_of(events)
+    page.close()
+
+
+@pytest.mark.parametrize("copilot_config", [THIS_DEMO], indirect=True)
+async def test_even_in_autopilot_the_demo_agent_runs_a_cell_only_after_the_run_card(
+    jp_fetch: Any, jp_ws_fetch: Any, jp_root_dir: Path, copilot: Any
+) -> None:
+    page = await open_notebook(jp_fetch, jp_ws_fetch, jp_root_dir, copilot)
+    cell_id = page.cells[0]["cellId"]
+    attachment = {
+        "artifactId": page.artifact_id,
+        "cellId": cell_id,
+        "expectedSourceHash": source_hash(UNDOCUMENTED),
+    }
+    conversation = await create(jp_fetch, contextRefs=["selected_cell"], mode="autopilot")
+
+    async def ask_and_decide(decision: str) -> list[dict[str, Any]]:
+        turn = asyncio.ensure_future(
+            send(jp_fetch, conversation, "run this cell", page_id="p-1", attachment=attachment)
+        )
+        card = await next_of(page, "approval", timeout=30)
+        assert (card["request"]["kind"], card["request"]["details"]["cellId"]) == ("run", cell_id)
+        assert not [r for r in page.requests if r["action"] == RUN_INVOKE]
+        status, _ = await api(
+            jp_fetch,
+            "approvals",
+            card["request"]["requestId"],
+            method="POST",
+            body={"decision": decision},
+        )
+        assert status == 200
+        return await asyncio.wait_for(turn, 60)
+
+    events = await ask_and_decide("deny")
+    assert "`denied`" in reply_of(events)
+    assert not [r for r in page.requests if r["action"] == RUN_INVOKE]
+    events = await ask_and_decide("allow")
+    assert end_of(events)["stopReason"] == "end_turn"
+    [run] = [r for r in page.requests if r["action"] == RUN_INVOKE]
+    assert run["data"]["cellId"] == cell_id
+    reply = reply_of(events)
+    # It says how the run ended and what it printed, from the digests only.
+    assert "raised an error (execution count 4)" in reply
+    assert "partial" in reply and "text/html (28 bytes)" in reply
+    assert "`ValueError`: bad x" in reply
+    tools = [e for e in events if e["type"] == "tool"]
+    assert tools[-1]["status"] == "completed"
     page.close()
 
 

@@ -267,6 +267,10 @@ def test_explanation_of_empty_and_markdown_cells() -> None:
         ("add a Markdown cell that explains it", "add-note"),
         ("add a cell", "help"),
         ("Address this, then explain it", "explain"),
+        ("run this cell", "run"),
+        ("Please execute it", "run"),
+        ("rerun it", "help"),
+        ("add a note that explains how to run it", "add-note"),
     ],
 )
 def test_intent_of_the_message(text: str, expected: str) -> None:
@@ -316,3 +320,33 @@ def test_docstrings_never_produce_code_that_does_not_parse(source: str) -> None:
         else:
             assert line.strip().startswith('"""') and line.strip().endswith('."""'), line
     assert expected is None
+
+
+def test_a_run_summary_quotes_text_within_its_limit_and_names_the_rest_by_size() -> None:
+    from jupyter_copilot.demo_agent.prompt import run_summary
+
+    result = {
+        "success": True,
+        "executionCount": 2,
+        "status": "ok",
+        "outputs": [
+            {"outputType": "stream", "name": "stdout", "text": "a" * 30},
+            {"outputType": "execute_result", "executionCount": 2, "data": {
+                "text/plain": {"text": "b" * 30}, "text/html": {"bytes": 99}}},
+            {"outputType": "display_data", "data": {"image/png": {"bytes": 1234}}},
+        ],
+        "outputsOmitted": 2,
+    }  # fmt: skip
+    text = run_summary(result, limit=40)
+    assert text.startswith("The cell ran (execution count 2).")
+    assert "a" * 30 in text and "b" * 10 in text and "b" * 11 not in text
+    assert "... and 20 more characters." in text
+    assert "image/png (1234 bytes)" in text
+    assert "2 more output(s) did not fit" in text
+    # A fence inside an output cannot close the block it is quoted in.
+    fenced_text = run_summary({**result, "outputs": [result["outputs"][0] | {"text": "```\n"}]})
+    assert "````text" in fenced_text
+    assert run_summary({"status": "aborted", "executionCount": None, "outputs": []}) == (
+        "The run did not finish (the kernel stopped, restarted or was interrupted).\n\n"
+        "It printed nothing.\n"
+    )

@@ -47,6 +47,11 @@ BUNDLED = {
         ("selected_cell",),
         False,
     ),
+    "run-a-cell": (
+        ("notebook_read_selected_cell", "notebook_run_cell"),
+        ("selected_cell",),
+        False,
+    ),
     "read-notebook-pages": (
         ("context_snapshot", "notebook_read_cells"),
         ("active_notebook",),
@@ -519,6 +524,30 @@ def test_the_insert_skill_explains_every_code_an_insert_can_end_with() -> None:
         assert f"| `{code}` |" in body, code
     for needed in ("afterCellId", "reviewOpened", "pending cell", "approval card", "Undo"):
         assert needed in body
+
+
+def test_the_run_skill_explains_every_code_of_the_run_tool() -> None:
+    text = (bundled_root() / "run-a-cell" / "SKILL.md").read_text(encoding="utf-8")
+    body = parse_skill(text, "run-a-cell").body
+    # docs/protocol.md section 11.2, in its order, and `blocked` from the read before.
+    codes = [
+        "invalid-input", "kill-switch", "feature-disabled", "plan-mode", "not-permitted",
+        "no-active-page", "ambiguous-active-notebook", "not-authoring-view",
+        "artifact-mismatch", "no-active-session", "read-only", "cell-not-found",
+        "cell-locked", "cell-type-mismatch", "stale-source", "denied", "page-error",
+        "timeout", "aborted", "blocked",
+    ]  # fmt: skip
+    assert set(codes) <= set(HTTP_STATUS) | {"blocked"}
+    for code in codes:
+        assert f"| `{code}` |" in body, code
+    for needed in (
+        "run card",
+        "Allow once",
+        "expectedSourceHash",
+        "outputsOmitted",
+        "no Autopilot",
+    ):
+        assert needed in body, needed
 
 
 def test_the_read_skills_say_what_blocked_and_omitted_mean() -> None:

@@ -37,14 +37,16 @@ from .prompt import (
     chunks,
     fenced,
     read_prompt,
+    run_summary,
 )
 
 log = logging.getLogger(__name__)
 
 AGENT_NAME = "jupyter-copilot-demo-agent"
 AGENT_TITLE = "Demo agent (rule-based)"
-#: An edit may wait for the person's approval card (300 s by default) before it answers.
-TOOL_TIMEOUT_SECONDS = 420.0
+#: An edit may wait for the person's approval card (300 s by default) before it answers, and
+#: a run for its card and then the run itself (600 s by default).
+TOOL_TIMEOUT_SECONDS = 960.0
 #: How long listing a new session's tools may take before it is given up.
 LIST_TOOLS_SECONDS = 10.0
 
@@ -172,6 +174,13 @@ class Turn:
             cell = await self._cell(attached)
             if cell is not None:
                 await self._add_note(cell)
+        elif what == "run":
+            if self.mcp is None:
+                await self.say(NO_TOOLS)
+                return
+            cell = await self._cell(attached)
+            if cell is not None:
+                await self._run_cell(cell)
         elif what in EDITS:
             if self.mcp is None:
                 await self.say(NO_TOOLS)
@@ -265,6 +274,32 @@ class Turn:
             "I proposed a new Markdown cell below this one that describes it. It is not in "
             "the notebook yet: choose Keep on the pending cell to add it, or Undo."
         )
+
+    async def _run_cell(self, cell: CellRef) -> None:
+        if cell.cell_type != "code":
+            await self.say(f"Only code cells can run; this is a {cell.cell_type} cell.")
+            return
+        arguments = {
+            "artifactId": cell.artifact_id,
+            "cellId": cell.cell_id,
+            "expectedSourceHash": cell.expected_source_hash,
+        }
+        await self.say(
+            "I would like to run this cell in the notebook's kernel. It runs only if you "
+            "choose Allow once on the run card in this panel.\n\n"
+        )
+        try:
+            result = await self.call("notebook_run_cell", arguments, "Run the cell", "execute")
+        except Refused as refusal:
+            text = self._refusal_text("run the cell", refusal)
+            if refusal.code == "cell-locked":
+                text = (
+                    "I could not run the cell (`cell-locked`): it is marked never to be run "
+                    "by an agent."
+                )
+            await self.say(text)
+            return
+        await self.say(run_summary(result))
 
     @staticmethod
     def _refusal_text(action: str, refusal: Refused) -> str:

@@ -30,7 +30,8 @@ HELP = """I am the offline demo agent: I follow rules, not a language model. I c
 - **add docstrings** to the functions and classes of a code cell;
 - **sort the imports** at the top of a code cell;
 - **explain** a cell in a few lines;
-- **add a note**: a new Markdown cell below a cell, describing it.
+- **add a note**: a new Markdown cell below a cell, describing it;
+- **run** a code cell, once you allow it on its run card, and tell you what it printed.
 
 Attach a cell or select one in the notebook, then ask, e.g. "add docstrings".
 Every change is a diff in the cell, and every new cell a pending cell, that you Keep or Undo.
@@ -51,7 +52,9 @@ REFUSALS = {
         )
     },
     "plan-mode": "This conversation is in Plan mode, so I can only suggest.",
-    "denied": "The edit was not approved, so nothing changed.",
+    "denied": "It was not approved, so nothing changed.",
+    "not-permitted": "This server does not let agents run cells; you can run it yourself.",
+    "cell-type-mismatch": "Only code cells can run.",
     "stale-source": "The cell changed after I read it; ask me again to work on its new source.",
     "blocked": "This conversation may not read that; allow it in the conversation's context.",
     "no-active-page": "No JupyterLab page is connected; open the notebook in JupyterLab.",
@@ -134,8 +137,63 @@ def chunks(text: str, pieces: int = 4) -> list[str]:
     return ["".join(lines[i : i + size]) for i in range(0, len(lines), size)] or [text]
 
 
-def fenced(source: str) -> str:
+def fenced(source: str, language: str = "python") -> str:
     """``source`` as a Markdown code block whose fence no line of it can close."""
     fence = "`" * max([3, *(len(run) + 1 for run in re.findall(r"`{3,}", source))])
     body = source.rstrip("\r\n")
-    return f"{fence}python\n{body}\n{fence}\n"
+    return f"{fence}{language}\n{body}\n{fence}\n"
+
+
+def run_summary(result: dict[str, Any], limit: int = 600) -> str:
+    """What the agent says about a finished run: how it ended and its output digests.
+
+    Text outputs are quoted, ``limit`` characters in all, saying how much was left out;
+    an error is its name and value; anything else is named by type and size, as the
+    digests give it (never more).
+    """
+    count = result.get("executionCount")
+    head = _RUN_ENDINGS.get(str(result.get("status")), _RUN_ENDINGS["ok"])
+    parts = [head + (f" (execution count {count})." if isinstance(count, int) else ".")]
+    budget = limit
+    for output in result.get("outputs") or []:
+        part, budget = _output_text(output, budget)
+        parts.append(part)
+    omitted = result.get("outputsOmitted")
+    if isinstance(omitted, int) and omitted:
+        parts.append(f"{omitted} more output(s) did not fit the size budget.")
+    if len(parts) == 1:
+        parts.append("It printed nothing.")
+    return "\n\n".join(parts) + "\n"
+
+
+_RUN_ENDINGS = {
+    "ok": "The cell ran",
+    "error": "The cell ran and raised an error",
+    "aborted": "The run did not finish (the kernel stopped, restarted or was interrupted)",
+}
+
+
+def _output_text(output: Any, budget: int) -> tuple[str, int]:
+    if not isinstance(output, dict):
+        return "An output I cannot read.", budget
+    if output.get("outputType") == "error":
+        return f"Error `{output.get('ename')}`: {output.get('evalue')}", budget
+    text = output.get("text")
+    data: dict[str, Any] = output["data"] if isinstance(output.get("data"), dict) else {}
+    plain = data.get("text/plain")
+    if not isinstance(text, str) and isinstance(plain, dict):
+        text = plain.get("text")
+    if isinstance(text, str):
+        shown = text[: max(budget, 0)]
+        part = fenced(shown, "text") if shown.strip() else "(a blank line)"
+        if len(text) > len(shown):
+            part += f"\n... and {len(text) - len(shown)} more characters."
+        return part, budget - len(shown)
+    sizes = [
+        f"{mime} ({item['bytes']} bytes)"
+        for mime, item in data.items()
+        if isinstance(item, dict) and isinstance(item.get("bytes"), int)
+    ]
+    if sizes:
+        return "A rich output: " + ", ".join(sizes) + ".", budget
+    return "An output I cannot show.", budget

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 
-INTENTS = ("docstrings", "sort-imports", "add-note", "explain", "echo", "help")
+INTENTS = ("docstrings", "sort-imports", "add-note", "run", "explain", "echo", "help")
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _EOL = re.compile(r"\r\n|\r|\n")
@@ -397,8 +397,8 @@ def intent(text: str) -> str:
 
     "Reply with the word X" is ``echo``; a mention of docstrings is ``docstrings``; "sort"
     with "import" is ``sort-imports``; "add" (or "insert") a "cell" or "note" that
-    describes, explains or notes is ``add-note``; "explain" or "what does" is ``explain``;
-    anything else gets ``help``.
+    describes, explains or notes is ``add-note``; "run" or "execute" is ``run``; "explain"
+    or "what does" is ``explain``; anything else gets ``help``.
     """
     if echo_word(text) is not None:
         return "echo"
@@ -410,6 +410,8 @@ def intent(text: str) -> str:
     adds = re.search(r"\b(add|insert)\b", lowered) is not None
     if adds and re.search(r"\b(note|describ\w*|explain\w*|markdown)\b", lowered):
         return "add-note"
+    if re.search(r"\b(run|execute)\b", lowered):
+        return "run"
     if "explain" in lowered or "what does" in lowered:
         return "explain"
     return "help"
