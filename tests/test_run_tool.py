@@ -27,6 +27,7 @@ from jupyter_copilot.run_tool import check_live_run_cell, run_locked, run_result
 from tests.conftest import make_notebook
 from tests.eventually import eventually
 from tests.mcpclient import mcp_client, mcp_url, refusal_code, structured
+from tests.node_harness import run_node
 from tests.pages import ScriptedPage, next_of, notebook_state
 from tests.server import RUN_ABORT, RUN_INVOKE, call_action, registrations, start_session
 from tests.test_approvals import decide
@@ -568,21 +569,29 @@ async def test_no_source_output_path_or_call_id_in_events_or_logs(
 # -- the pure parts --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("metadata", "locked"),
-    [
-        ({"jupyter_copilot": {"agent_run": False}}, True),
-        ({"jupyter_copilot": {"agent_run": True}}, False),
-        ({"jupyter_copilot": {"agent_run": 0}}, False),
-        ({"jupyter_copilot": {}}, False),
-        ({"jupyter_copilot": False}, False),
-        ({"editable": False}, False),
-        (None, False),
-        ([], False),
-    ],
-)
+RUN_MARKS = [
+    ({"jupyter_copilot": {"agent_run": False}}, True),
+    ({"jupyter_copilot": {"agent_run": True}}, False),
+    ({"jupyter_copilot": {"agent_run": 0}}, False),
+    ({"jupyter_copilot": {}}, False),
+    ({"jupyter_copilot": False}, False),
+    ({"editable": False}, False),
+    (None, False),
+    ([], False),
+]
+
+
+@pytest.mark.parametrize(("metadata", "locked"), RUN_MARKS)
 def test_only_an_explicit_false_mark_locks_a_cell_against_runs(metadata, locked) -> None:
     assert run_locked(metadata) is locked
+
+
+def test_the_page_reads_the_run_mark_as_the_server_does() -> None:
+    script = """
+const { runLocked } = await import(LIB + '/run/checks.js');
+process.stdout.write(JSON.stringify(input.map(m => runLocked(m))));
+"""
+    assert run_node(script, [m for m, _ in RUN_MARKS]) == [locked for _, locked in RUN_MARKS]
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,9 @@ export namespace Actions {
     'jupyter_copilot.notebook.insert-cell.invoke';
   export const insertCellAbort: Action =
     'jupyter_copilot.notebook.insert-cell.abort';
+  export const runCellInvoke: Action =
+    'jupyter_copilot.notebook.run-cell.invoke';
+  export const runCellAbort: Action = 'jupyter_copilot.notebook.run-cell.abort';
   export const readCells: Action = 'jupyter_copilot.notebook.read-cells';
 }
 

@@ -34,6 +34,7 @@ import { CopilotPanel } from './panel';
 import { Preferences } from './preferences';
 import { readCells } from './readcells';
 import { ReviewManager } from './review/manager';
+import { CellRunner } from './run/runner';
 import { ContextSnapshot } from './snapshot';
 import { PageStateTracker } from './state';
 
@@ -78,6 +79,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       languages,
       rendermime,
       trans,
+      translator: translator ?? undefined,
       preferences
     });
   }
@@ -97,6 +99,8 @@ namespace Private {
     rendermime: IRenderMimeRegistry | null;
     /** The words of the panel, in the person's language. */
     trans: TranslationBundle;
+    /** JupyterLab's translator, for the actions of its own that we run. */
+    translator?: ITranslator;
     /** The person's preferences, live from the settings registry. */
     preferences: Preferences;
   }
@@ -145,7 +149,13 @@ namespace Private {
 
     // The models live as long as the page; the views are handed them.
     const context = new ContextModel({ pageId, api, trans });
-    const approvals = new ApprovalModel({ bridge, notebooks, api, trans });
+    const approvals = new ApprovalModel({
+      bridge,
+      notebooks,
+      shell: app.shell,
+      api,
+      trans
+    });
     const cellLabel = (a: ContextModel.IAttachment) =>
       Private.cellLabel(notebooks, a, trans);
     const chat = new ChatModel({
@@ -193,6 +203,16 @@ namespace Private {
       reviews.abortInsert(data)
     );
     addReviewCommands(app, reviews, palette, trans);
+    // A run reaches the page only after the person allowed its card.
+    const runner = new CellRunner({
+      shell: app.shell,
+      notebooks,
+      translator: options.translator
+    });
+    bridge.registerAction(Actions.runCellInvoke, async data => ({
+      ...(await runner.invoke(data))
+    }));
+    bridge.registerAction(Actions.runCellAbort, data => runner.abort(data));
     // Proposals to write other files open as tabs of their own; only the
     // server writes, once the person keeps one.
     new FileReviewManager({

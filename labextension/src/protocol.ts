@@ -95,7 +95,8 @@ export type ApprovalOutcome = ApprovalOutcomeName;
  * What an approval request says of its proposal: metadata only, never source.
  * `conversationId` and `toolCallId` name an agent's own permission request;
  * `command` is the exact command line a `shell` request would run and
- * `folder` the server-relative folder it runs in ("" for the server's root).
+ * `folder` the server-relative folder it runs in ("" for the server's root);
+ * `expectedSourceHash` is the hash of the source a `run` request would run.
  */
 export type IApprovalDetails = ApprovalDetails;
 
@@ -108,7 +109,8 @@ export type IPermissionOption = ApprovalOption;
 
 /**
  * An approval request (docs/protocol.md section 8). `kind` is `edit` for a
- * `notebook_edit_cell` call, `shell` for a command an agent wants to run
+ * `notebook_edit_cell` call, `run` for a `notebook_run_cell` call (always
+ * asked, section 11.2), `shell` for a command an agent wants to run
  * (its `details` give the command and folder), and `permission` for an
  * agent's own ACP permission request, which alone carries `options`.
  */
@@ -168,7 +170,8 @@ export function parseApprovalRequest(
     'conversationId',
     'toolCallId',
     'command',
-    'folder'
+    'folder',
+    'expectedSourceHash'
   ] as const;
   for (const key of keys) {
     if (typeof d[key] === 'string') {

@@ -13,7 +13,11 @@ import { ApprovalTexts } from './texts';
  * `.jp-Copilot-Approval[data-request-id][data-kind][data-state]` (role
  * group), its parts `.jp-Copilot-Approval{Tool,Operation,Target,Size,Message}`
  * and its buttons: `.jp-Copilot-ApprovalAllow` and `.jp-Copilot-ApprovalDeny`
- * on an edit or shell card; a shell card (`data-kind="shell"`) also shows
+ * on an edit, run or shell card; a run card (`data-kind="run"`) says in
+ * `.jp-Copilot-ApprovalSource[data-stale]` whether the cell still holds the
+ * source the agent read (with the short form of its hash); on a card that
+ * names a cell the target is a button that brings the cell into view; a
+ * shell card (`data-kind="shell"`) also shows
  * the exact command in `pre.jp-Copilot-ApprovalCommand` and its folder in
  * `.jp-Copilot-ApprovalTarget`; on an agent's permission card one
  * `.jp-Copilot-ApprovalOption[data-option-id][data-option-kind]` per option
@@ -44,9 +48,13 @@ export namespace ApprovalCard {
       allow.title =
         card.kind === 'shell'
           ? trans.__('Run this command once, exactly as shown.')
-          : trans.__(
-              'Let this tool call go ahead once. An edit still opens as a review first.'
-            );
+          : card.kind === 'run'
+            ? trans.__(
+                'Run this cell once, only if it still holds the source the agent read.'
+              )
+            : trans.__(
+                'Let this tool call go ahead once. An edit still opens as a review first.'
+              );
       const deny = Private.button(
         'jp-mod-reject jp-Copilot-ApprovalDeny',
         trans.__('Deny')
@@ -57,11 +65,19 @@ export namespace ApprovalCard {
     const message = element('div', 'jp-Copilot-ApprovalMessage');
     message.setAttribute('role', 'status');
     message.setAttribute('aria-live', 'polite');
+    // A card about a cell links to it.
+    const target = card.cellId
+      ? Private.button('jp-Copilot-ApprovalTarget jp-Copilot-CellLink', '')
+      : element('div', 'jp-Copilot-ApprovalTarget');
+    if (card.cellId) {
+      target.title = trans.__('Show this cell in its notebook');
+    }
     node.append(
       element('div', 'jp-Copilot-ApprovalTool'),
       element('div', 'jp-Copilot-ApprovalOperation'),
       element('pre', 'jp-Copilot-ApprovalCommand'),
-      element('div', 'jp-Copilot-ApprovalTarget'),
+      target,
+      element('div', 'jp-Copilot-ApprovalSource'),
       element('div', 'jp-Copilot-ApprovalSize'),
       message,
       actions
@@ -88,11 +104,15 @@ export namespace ApprovalCard {
     // The command exactly as it would run: never cut, never rendered.
     Private.text(node, '.jp-Copilot-ApprovalCommand', card.command);
     Private.text(node, '.jp-Copilot-ApprovalTarget', card.target);
+    Private.text(node, '.jp-Copilot-ApprovalSource', card.runSource);
+    node.querySelector<HTMLElement>(
+      '.jp-Copilot-ApprovalSource'
+    )!.dataset.stale = String(card.runStale);
     Private.text(node, '.jp-Copilot-ApprovalSize', card.size);
     Private.text(node, '.jp-Copilot-ApprovalMessage', card.message);
     // While deciding, or once ended, the buttons stay focusable but inert,
     // so that the focus stays where the person left it.
-    node.querySelectorAll('button').forEach(b => {
+    node.querySelectorAll('.jp-Copilot-ApprovalActions button').forEach(b => {
       b.setAttribute('aria-disabled', String(card.state !== 'pending'));
     });
   }

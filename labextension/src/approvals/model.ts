@@ -1,13 +1,16 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
+import type { JupyterFrontEnd } from '@jupyterlab/application';
 import type { TranslationBundle } from '@jupyterlab/translation';
-import { INotebookTracker } from '@jupyterlab/notebook';
+import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { ApprovalDecision, ClientCodes, CopilotApi } from '../api';
 import { Bridge } from '../bridge';
+import { sourceHash } from '../hash';
+import { runLocked } from '../run/checks';
 import {
   IApprovalEnded,
   IApprovalRequest,
@@ -30,6 +33,7 @@ export class ApprovalModel implements IDisposable {
   constructor(options: ApprovalModel.IOptions) {
     this._bridge = options.bridge;
     this._notebooks = options.notebooks;
+    this._shell = options.shell ?? null;
     this._api = options.api;
     this._trans = options.trans;
     this._bridge.approvalRequested.connect(this._onRequested, this);
@@ -102,6 +106,28 @@ export class ApprovalModel implements IDisposable {
   }
 
   /**
+   * Bring a card's cell into view: activate its notebook's tab, make the
+   * cell the active one and scroll to it. Nothing happens when the card
+   * names no cell or the notebook is not open here.
+   */
+  reveal(requestId: string): void {
+    const card = this._cards.get(requestId);
+    const panel = card?.cellId ? this._panel(card.path) : null;
+    const cells = panel?.model?.cells;
+    if (!card || !panel || !cells) {
+      return;
+    }
+    for (let i = 0; i < cells.length; i++) {
+      if (cells.get(i).id === card.cellId) {
+        this._shell?.activateById(panel.id);
+        panel.content.activeCellIndex = i;
+        void panel.content.scrollToItem(i, 'smart').catch(() => undefined);
+        return;
+      }
+    }
+  }
+
+  /**
    * Drop every card and stop listening.
    */
   dispose(): void {
@@ -113,6 +139,8 @@ export class ApprovalModel implements IDisposable {
     this._bridge.approvalEnded.disconnect(this._onEnded, this);
     this._timers.forEach(timer => window.clearTimeout(timer));
     this._timers.clear();
+    this._watches.forEach(stop => stop());
+    this._watches.clear();
     this._cards.clear();
     Signal.clearData(this);
   }
@@ -145,10 +173,18 @@ export class ApprovalModel implements IDisposable {
             this._trans
           ),
       size: ApprovalTexts.size(request, this._trans),
+      cellId: shell ? null : (request.details.cellId ?? null),
+      path,
+      expectedSourceHash: request.details.expectedSourceHash ?? null,
+      runSource: '',
+      runStale: false,
       state: kept?.state ?? 'pending',
       message: kept?.message ?? ''
     };
-    this._cards.set(card.requestId, card);
+    this._cards.set(card.requestId, { ...card, ...this._runFacts(card) });
+    if (request.kind === 'run' && !this._watches.has(card.requestId)) {
+      this._watch(card.requestId);
+    }
     if (expiresInMs > 0) {
       // Should `approval-ended` be lost with the connection, the card still
       // goes once the server has surely given up waiting.
@@ -180,9 +216,83 @@ export class ApprovalModel implements IDisposable {
     return true;
   }
 
+  /**
+   * A run card's line about the source: whether the cell still holds what
+   * the agent read, as the person types.
+   */
+  private _runFacts(
+    card: ApprovalModel.ICard
+  ): Pick<ApprovalModel.ICard, 'runSource' | 'runStale'> {
+    const expected = card.expectedSourceHash ?? undefined;
+    if (card.kind !== 'run' || !expected) {
+      return { runSource: '', runStale: false };
+    }
+    const cells = this._panel(card.path)?.model?.cells;
+    let current: string | null = null;
+    let locked = false;
+    if (cells) {
+      current = 'missing';
+      for (let i = 0; i < cells.length; i++) {
+        const cell = cells.get(i);
+        if (cell.id === card.cellId) {
+          current = sourceHash(cell.sharedModel.getSource()) ?? 'unreadable';
+          locked = runLocked(cell.sharedModel.getMetadata());
+          break;
+        }
+      }
+    }
+    return {
+      runSource: ApprovalTexts.runSource(
+        expected,
+        current,
+        this._trans,
+        locked
+      ),
+      runStale: locked || (current !== null && current !== expected)
+    };
+  }
+
+  /**
+   * Follow the notebook of a run card, so that the card says at once when
+   * the cell no longer holds the source the agent read.
+   */
+  private _watch(requestId: string): void {
+    const card = this._cards.get(requestId);
+    const model = card ? this._panel(card.path)?.model : null;
+    if (!model) {
+      return;
+    }
+    const onChange = () => {
+      const now = this._cards.get(requestId);
+      if (!now) {
+        return;
+      }
+      const facts = this._runFacts(now);
+      if (facts.runSource !== now.runSource) {
+        this._update(requestId, facts);
+      }
+    };
+    model.contentChanged.connect(onChange);
+    this._watches.set(requestId, () =>
+      model.contentChanged.disconnect(onChange)
+    );
+  }
+
+  private _panel(path: string): NotebookPanel | null {
+    // The local path: under real-time collaboration `context.path` carries
+    // the collaborative drive's prefix, which the server never reports.
+    return (
+      this._notebooks.find(
+        p => !p.isDisposed && p.context.localPath === path
+      ) ?? null
+    );
+  }
+
   private _remove(requestId: string): void {
     window.clearTimeout(this._timers.get(requestId));
     this._timers.delete(requestId);
+    this._watches.get(requestId)?.();
+    this._watches.delete(requestId);
     if (this._cards.delete(requestId)) {
       this._changed.emit();
     }
@@ -199,7 +309,9 @@ export class ApprovalModel implements IDisposable {
   private _trans: TranslationBundle;
   private _bridge: Bridge;
   private _notebooks: INotebookTracker;
+  private _shell: JupyterFrontEnd.IShell | null;
   private _api: CopilotApi;
+  private _watches = new Map<string, () => void>();
   private _cards = new Map<string, ApprovalModel.ICard>();
   private _timers = new Map<string, number>();
   private _isDisposed = false;
@@ -219,6 +331,8 @@ export namespace ApprovalModel {
     bridge: Bridge;
     /** The open notebooks, to find the target cell's position. */
     notebooks: INotebookTracker;
+    /** The shell, to bring a card's cell into view. */
+    shell?: JupyterFrontEnd.IShell;
     /** The client of the server's API. */
     api: CopilotApi;
     /** The words of the cards, in the person's language. */
@@ -237,8 +351,9 @@ export namespace ApprovalModel {
   export interface ICard {
     readonly requestId: string;
     /**
-     * `edit`, `shell` for a command an agent wants to run, or `permission`
-     * for an agent's own permission request.
+     * `edit`, `run` for a cell an agent asks to run, `shell` for a command
+     * an agent wants to run, or `permission` for an agent's own permission
+     * request.
      */
     readonly kind: string;
     /** The tool that waits, e.g. `notebook_edit_cell`, or the agent's tool call title. */
@@ -257,6 +372,17 @@ export namespace ApprovalModel {
     readonly target: string;
     /** E.g. "384 bytes proposed"; "" when the request gives no size. */
     readonly size: string;
+    /** The cell the card is about, `null` when it names none. */
+    readonly cellId: string | null;
+    /** The notebook's path, as the server reported it. */
+    readonly path: string;
+    /** A run card's hash of the source to run; `null` for other cards. */
+    readonly expectedSourceHash: string | null;
+    /** A run card's line about that source ("" for other cards). */
+    readonly runSource: string;
+    /** Whether the cell will not run: it no longer holds the source the
+     * agent read, or it is marked never to be run by an agent. */
+    readonly runStale: boolean;
     readonly state: State;
     /** Why the last decision did not go through; "" otherwise. */
     readonly message: string;

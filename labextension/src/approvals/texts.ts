@@ -8,6 +8,7 @@ import type { INotebookTracker } from '@jupyterlab/notebook';
 import type { Tool } from '../generated/vocabulary';
 import type { IApproval } from '../protocol';
 import { formatBytes } from '../format';
+import { shortHash } from '../run/checks';
 
 /**
  * The words of an approval card. They come from the request's metadata
@@ -23,6 +24,11 @@ export namespace ApprovalTexts {
   ): string {
     if (request.toolName === ('notebook_edit_cell' satisfies Tool)) {
       return trans.__('Whole-cell diff, reviewed before anything changes');
+    }
+    if (request.kind === 'run') {
+      return trans.__(
+        "Run this cell in the notebook's kernel, as Shift+Enter would"
+      );
     }
     return request.description || request.kind;
   }
@@ -84,6 +90,39 @@ export namespace ApprovalTexts {
   export function toolTitle(name: string, max = 80): string {
     const line = name.replace(/\s+/g, ' ').trim();
     return line.length <= max ? line : `${line.slice(0, max - 1).trimEnd()}…`;
+  }
+
+  /**
+   * The source a run card would run: "Runs the source sha256:1a2b3c4d", or,
+   * when the cell no longer holds it, that it will not run; "" for other
+   * cards or when the cell is not open here.
+   *
+   * @param expected - The hash the agent read (`details.expectedSourceHash`).
+   * @param current - The hash of the cell's source now, `null` if unknown.
+   * @param locked - Whether the cell is marked never to be run by an agent.
+   */
+  export function runSource(
+    expected: string | undefined,
+    current: string | null,
+    trans: TranslationBundle,
+    locked = false
+  ): string {
+    if (!expected) {
+      return '';
+    }
+    const short = shortHash(expected);
+    if (locked) {
+      return trans.__(
+        'This cell is marked never to be run by an agent: it will not run.'
+      );
+    }
+    if (current === null || current === expected) {
+      return trans.__('Runs the source %1 that the agent read', short);
+    }
+    return trans.__(
+      'The cell changed since the agent read it (%1): it will not run.',
+      short
+    );
   }
 
   /**

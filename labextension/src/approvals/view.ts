@@ -78,7 +78,9 @@ export class ApprovalsView extends Widget {
       return;
     }
     const optionId = button.dataset.optionId;
-    if (optionId) {
+    if (button.classList.contains('jp-Copilot-ApprovalTarget')) {
+      this._model.reveal(id);
+    } else if (optionId) {
       void this._model.decide(id, { optionId });
     } else if (button.classList.contains('jp-Copilot-ApprovalAllow')) {
       void this._model.decide(id, 'allow');
