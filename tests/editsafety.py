@@ -920,6 +920,7 @@ IN_FRONT = """() => {
         focus: String(document.activeElement && document.activeElement.className).slice(0, 60),
         now: Math.round(performance.now()),
         changes: window.__editSafetyTabs || [],
+        activations: window.__editSafetyActivations || [],
     };
 }"""
 
@@ -957,6 +958,35 @@ INSTALL_LOG = f"""path => {{ {_PANEL}
             }});
             window.__editSafetyTabs.splice(0, window.__editSafetyTabs.length - 3);
         }});
+    }}
+    if (!window.__editSafetyActivations) {{
+        // A tab change through a focus event comes from an activate-request that Lumino
+        // posted earlier, so its own stack ends in the message loop: record who called a
+        // document widget's activate(), when the call is made.
+        window.__editSafetyActivations = [];
+        let owner = panelOf(path);
+        while (owner && !Object.prototype.hasOwnProperty.call(owner, 'activate')) {{
+            owner = Object.getPrototypeOf(owner);
+        }}
+        if (owner) {{
+            const activate = owner.activate;
+            owner.activate = function () {{
+                if (this.context) {{
+                    const limit = Error.stackTraceLimit;
+                    Error.stackTraceLimit = 40;
+                    const stack = String(new Error().stack).split('\n').slice(2, 30);
+                    Error.stackTraceLimit = limit;
+                    window.__editSafetyActivations.push({{
+                        at: Math.round(performance.now()),
+                        path: this.context.path,
+                        stack: stack.map(line => line.trim().slice(0, 120)).join(' < '),
+                    }});
+                    window.__editSafetyActivations.splice(
+                        0, window.__editSafetyActivations.length - 4);
+                }}
+                return activate.call(this);
+            }};
+        }}
     }}
     for (const cell of panelOf(path).content.model.cells) {{
         if (cell.__editSafetyLogged) {{ continue; }}
