@@ -974,7 +974,7 @@ INSTALL_LOG = f"""path => {{ {_PANEL}
                 if (this.context) {{
                     const limit = Error.stackTraceLimit;
                     Error.stackTraceLimit = 40;
-                    const stack = String(new Error().stack).split('\n').slice(2, 30);
+                    const stack = String(new Error().stack).split('\\n').slice(2, 30);
                     Error.stackTraceLimit = limit;
                     window.__editSafetyActivations.push({{
                         at: Math.round(performance.now()),
