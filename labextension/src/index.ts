@@ -35,6 +35,7 @@ import { Preferences } from './preferences';
 import { readCells } from './readcells';
 import { ReviewManager } from './review/manager';
 import { CellRunner } from './run/runner';
+import { ChangesView } from './changes/view';
 import { ContextSnapshot } from './snapshot';
 import { PageStateTracker } from './state';
 
@@ -203,6 +204,17 @@ namespace Private {
       reviews.abortInsert(data)
     );
     addReviewCommands(app, reviews, palette, trans);
+    // Under the approval cards: what the current turn proposed, and its state.
+    panel.insertWidget(
+      1,
+      new ChangesView({
+        reviews,
+        chat,
+        notebooks,
+        shell: app.shell,
+        trans
+      })
+    );
     // A run reaches the page only after the person allowed its card.
     const runner = new CellRunner({
       shell: app.shell,

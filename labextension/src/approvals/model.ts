@@ -10,6 +10,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { ApprovalDecision, ClientCodes, CopilotApi } from '../api';
 import { Bridge } from '../bridge';
 import { sourceHash } from '../hash';
+import { notebookAt, revealCell } from '../reveal';
 import { runLocked } from '../run/checks';
 import {
   IApprovalEnded,
@@ -112,18 +113,8 @@ export class ApprovalModel implements IDisposable {
    */
   reveal(requestId: string): void {
     const card = this._cards.get(requestId);
-    const panel = card?.cellId ? this._panel(card.path) : null;
-    const cells = panel?.model?.cells;
-    if (!card || !panel || !cells) {
-      return;
-    }
-    for (let i = 0; i < cells.length; i++) {
-      if (cells.get(i).id === card.cellId) {
-        this._shell?.activateById(panel.id);
-        panel.content.activeCellIndex = i;
-        void panel.content.scrollToItem(i, 'smart').catch(() => undefined);
-        return;
-      }
+    if (card?.cellId) {
+      revealCell(this._shell, this._notebooks, card.path, card.cellId);
     }
   }
 
@@ -279,13 +270,7 @@ export class ApprovalModel implements IDisposable {
   }
 
   private _panel(path: string): NotebookPanel | null {
-    // The local path: under real-time collaboration `context.path` carries
-    // the collaborative drive's prefix, which the server never reports.
-    return (
-      this._notebooks.find(
-        p => !p.isDisposed && p.context.localPath === path
-      ) ?? null
-    );
+    return notebookAt(this._notebooks, path);
   }
 
   private _remove(requestId: string): void {

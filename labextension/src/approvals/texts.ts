@@ -8,6 +8,7 @@ import type { INotebookTracker } from '@jupyterlab/notebook';
 import type { Tool } from '../generated/vocabulary';
 import type { IApproval } from '../protocol';
 import { formatBytes } from '../format';
+import { cellPosition } from '../reveal';
 import { shortHash } from '../run/checks';
 
 /**
@@ -52,20 +53,10 @@ export namespace ApprovalTexts {
       return '';
     }
     const name = PathExt.basename(path);
-    // The local path: under real-time collaboration `context.path` carries
-    // the collaborative drive's prefix, which the server never reports.
-    const panel = notebooks.find(
-      p => !p.isDisposed && p.context.localPath === path
-    );
-    const cells = panel?.model?.cells;
-    if (cells && cellId) {
-      for (let i = 0; i < cells.length; i++) {
-        if (cells.get(i).id === cellId) {
-          return trans.__('Cell %1 of %2 in %3', i + 1, cells.length, name);
-        }
-      }
-    }
-    return trans.__('a cell in %1', name);
+    const at = cellId ? cellPosition(notebooks, path, cellId) : null;
+    return at
+      ? trans.__('Cell %1 of %2 in %3', at.index + 1, at.count, name)
+      : trans.__('a cell in %1', name);
   }
 
   /**

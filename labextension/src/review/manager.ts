@@ -7,6 +7,7 @@ import { Cell, ICellModel } from '@jupyterlab/cells';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { IDisposable } from '@lumino/disposable';
 import { ElementExt } from '@lumino/domutils';
+import { ISignal, Signal } from '@lumino/signaling';
 
 import { ActionError, Bridge } from '../bridge';
 import {
@@ -312,18 +313,91 @@ export class ReviewManager implements IDisposable {
       at >= 0
         ? placed[(at + 1) % placed.length]
         : (placed.find(p => p.index >= notebook.activeCellIndex) ?? placed[0]);
-    this._mark(after.review);
-    if (after.index >= 0) {
-      notebook.activeCellIndex = after.index;
+    this._goTo(after.review, after.index);
+    return after.review;
+  }
+
+  /**
+   * Emitted when a review opened, was decided or closed.
+   */
+  get changed(): ISignal<this, void> {
+    return this._changed;
+  }
+
+  /**
+   * The reviews this page opened, oldest first, with their state: the
+   * open ones and the last ones decided (at most {@link Private.KEPT}).
+   */
+  entries(): readonly ReviewManager.IEntry[] {
+    return [...this._entries.values()];
+  }
+
+  /**
+   * Bring a review into view: its notebook's tab in front, its cell the
+   * active one, the review scrolled into view and marked as current.
+   *
+   * @returns Whether the review is open.
+   */
+  reveal(callId: string): boolean {
+    const review = this._reviews.get(callId);
+    if (!review || review.isDecided || review.isDisposed) {
+      return false;
+    }
+    this._shell.activateById(review.panel.id);
+    const index = review.panel.content.widgets.findIndex(w =>
+      w.node.contains(review.view.node)
+    );
+    this._goTo(review, index);
+    return true;
+  }
+
+  /**
+   * Keep each of these reviews that is still open, as its own Keep button
+   * would: each asks the server and checks its cell again, so one that is
+   * no longer valid applies nothing and says why.
+   *
+   * @returns How many Keeps were started.
+   */
+  keepAll(callIds: readonly string[]): number {
+    return this._each(callIds, review => review.view.requestKeep());
+  }
+
+  /**
+   * Undo each of these reviews that is still open.
+   *
+   * @returns How many were undone.
+   */
+  undoAll(callIds: readonly string[]): number {
+    return this._each(callIds, review => review.view.requestUndo());
+  }
+
+  private _each(
+    callIds: readonly string[],
+    act: (review: Review) => boolean
+  ): number {
+    let count = 0;
+    for (const callId of callIds) {
+      const review = this._reviews.get(callId);
+      if (review && !review.isDecided && !review.isDisposed && act(review)) {
+        count++;
+      }
+    }
+    return count;
+  }
+
+  private _goTo(review: Review, index: number): void {
+    const notebook = review.panel.content;
+    this._mark(review);
+    if (index >= 0) {
+      notebook.activeCellIndex = index;
       notebook.deselectAll();
       notebook.mode = 'command';
       notebook.node.focus({ preventScroll: true });
     }
     const scroller = notebook.outerNode;
-    if (scroller.contains(after.review.view.node)) {
-      ElementExt.scrollIntoViewIfNeeded(scroller, after.review.view.node);
+    if (scroller.contains(review.view.node)) {
+      ElementExt.scrollIntoViewIfNeeded(scroller, review.view.node);
     }
-    return after.review;
   }
 
   /**
@@ -440,10 +514,22 @@ export class ReviewManager implements IDisposable {
       panel,
       view,
       bridge: this._bridge,
-      onChange: this._onChange,
+      onChange: () => this._recorded(),
       trans: this._trans
     });
     this._reviews.set(change.callId, review);
+    this._entries.delete(change.callId);
+    this._entries.set(change.callId, {
+      callId: change.callId,
+      kind: change.cellId === null ? 'insert' : 'edit',
+      path: panel.context.localPath,
+      // An insert names the cell it follows (none for the top).
+      cellId: change.cellId ?? (view.node.dataset.afterCellId || null),
+      state: 'open',
+      openedAt: performance.now()
+    });
+    this._forgetOld();
+    this._changed.emit();
     review.closed.connect(this._onClosed, this);
     const scroller = panel.content.outerNode;
     if (scroller.contains(view.node)) {
@@ -497,6 +583,40 @@ export class ReviewManager implements IDisposable {
     if (this._reviews.get(callId) === review) {
       this._reviews.delete(callId);
     }
+    const entry = this._entries.get(callId);
+    if (entry && entry.state === 'open') {
+      // Closed without a decision of the person: the call was aborted.
+      this._entries.set(callId, {
+        ...entry,
+        state: review.decision ?? 'aborted'
+      });
+    }
+    this._changed.emit();
+  }
+
+  /**
+   * A review reported a decision (or opened): update its entry, then tell
+   * the page's context.
+   */
+  private _recorded(): void {
+    for (const [callId, review] of this._reviews) {
+      const entry = this._entries.get(callId);
+      if (entry && review.decision && entry.state !== review.decision) {
+        this._entries.set(callId, { ...entry, state: review.decision });
+      }
+    }
+    this._changed.emit();
+    this._onChange();
+  }
+
+  private _forgetOld(): void {
+    const closed = [...this._entries.values()].filter(e => e.state !== 'open');
+    for (const entry of closed.slice(
+      0,
+      Math.max(0, closed.length - Private.KEPT)
+    )) {
+      this._entries.delete(entry.callId);
+    }
   }
 
   private _onToolsEnabled(): void {
@@ -512,6 +632,8 @@ export class ReviewManager implements IDisposable {
   private _pending = new Map<string, Private.IPending>();
   private _reviews = new Map<string, Review>();
   private _marked: Review | null = null;
+  private _entries = new Map<string, ReviewManager.IEntry>();
+  private _changed = new Signal<this, void>(this);
   private _isDisposed = false;
 }
 
@@ -536,9 +658,36 @@ export namespace ReviewManager {
     /** The words of the reviews, in the person's language. */
     trans: TranslationBundle;
   }
+
+  /**
+   * The state of a review as the panel lists it: `open`, the person's
+   * decision, or `aborted` when the call was aborted while it was open.
+   */
+  export type EntryState = 'open' | Review.Decision | 'aborted';
+
+  /**
+   * One review this page opened.
+   */
+  export interface IEntry {
+    readonly callId: string;
+    /** `edit` of an existing cell, or `insert` of a new one. */
+    readonly kind: 'edit' | 'insert';
+    /** The notebook's path. */
+    readonly path: string;
+    /** The cell edited, or the cell a new one follows (`null`: the top). */
+    readonly cellId: string | null;
+    readonly state: EntryState;
+    /** When it opened (`performance.now()`). */
+    readonly openedAt: number;
+  }
 }
 
 namespace Private {
+  /**
+   * How many decided reviews the list keeps besides the open ones.
+   */
+  export const KEPT = 20;
+
   /**
    * The notebook, cell widget and cell model an invoke targets.
    */

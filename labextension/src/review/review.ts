@@ -69,6 +69,13 @@ export class Review implements IDisposable {
   }
 
   /**
+   * The decision reported, `null` while none was.
+   */
+  get decision(): Review.Decision | null {
+    return this._decision;
+  }
+
+  /**
    * Emitted once, when the review is gone from the cell.
    */
   get closed(): ISignal<this, void> {
@@ -177,6 +184,7 @@ export class Review implements IDisposable {
 
   private _report(decision: Review.Decision): void {
     this._decided = true;
+    this._decision = decision;
     this._bridge.send({
       type: 'review',
       callId: this.change.callId,
@@ -205,6 +213,7 @@ export class Review implements IDisposable {
   private _keeping = false;
   private _refusal: string | null = null;
   private _decided = false;
+  private _decision: Review.Decision | null = null;
   private _isDisposed = false;
   private _closed = new Signal<this, void>(this);
 }
