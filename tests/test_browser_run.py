@@ -95,7 +95,6 @@ async def test_allow_runs_the_cell_in_its_kernel_and_returns_digests_only(
         await eventually(
             lambda: _active_index_is(lab, 0), "the card's link to make its cell active"
         )
-        await lab.pill_of(0)
         shot = await lab.screenshot("copilot-run-card.png")
         assert shot.stat().st_size > 10_000
         status, body = await allow_and_answer(lab, call)
