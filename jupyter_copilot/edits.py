@@ -108,14 +108,19 @@ def check_live_cell(
         raise Refusal("cell-locked", "The cell is locked against editing.")
     if expected_type is not None and cell.get("cell_type") != expected_type:
         raise Refusal("cell-type-mismatch", "The cell is no longer of the type you read.")
-    source = cell.get("source", "")
-    if isinstance(source, list):
-        source = "".join(source)
-    if source_hash(source) != expected_hash:
+    if live_source_hash(cell) != expected_hash:
         raise Refusal(
             "stale-source",
             "The cell changed since you read it; read the context again and retry.",
         )
+
+
+def live_source_hash(cell: dict[str, Any]) -> str | None:
+    """The hash of a live document cell's complete source (a list of lines is joined)."""
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        source = "".join(source)
+    return source_hash(source)
 
 
 class ServedCells:

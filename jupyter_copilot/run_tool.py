@@ -25,9 +25,8 @@ from . import vocabulary
 from .approvals import Approvals
 from .bridge import PageSession
 from .callers import Caller
-from .context import source_hash
 from .dispatcher import Dispatcher
-from .edits import EditCall, EditCalls
+from .edits import EditCall, EditCalls, live_source_hash
 from .proposals import NO_LIVE_DOCUMENT, Approve, ProposalHost, ProposalTool, _ms_since
 from .refusals import Refusal
 from .registry import RUN_ABORT, RUN_INVOKE
@@ -65,10 +64,7 @@ def check_live_run_cell(cell: dict[str, Any] | None, expected_hash: str) -> None
         )
     if cell.get("cell_type") != "code":
         raise Refusal("cell-type-mismatch", "Only code cells can be run.")
-    source = cell.get("source", "")
-    if isinstance(source, list):
-        source = "".join(source)
-    if source_hash(source) != expected_hash:
+    if live_source_hash(cell) != expected_hash:
         raise Refusal(
             "stale-source",
             "The cell changed since you read it; read it again before asking to run it.",

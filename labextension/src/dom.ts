@@ -20,6 +20,22 @@ export function element(
 }
 
 /**
+ * A styled `<button>` of type button with its text.
+ */
+export function styledButton(
+  className: string,
+  text: string
+): HTMLButtonElement {
+  const node = element(
+    'button',
+    `jp-mod-styled ${className}`,
+    text
+  ) as HTMLButtonElement;
+  node.type = 'button';
+  return node;
+}
+
+/**
  * A button of type button with an icon and an accessible name, which is
  * also its tooltip.
  */

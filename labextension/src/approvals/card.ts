@@ -3,7 +3,7 @@
 
 import type { TranslationBundle } from '@jupyterlab/translation';
 
-import { element } from '../dom';
+import { element, styledButton } from '../dom';
 import type { IPermissionOption } from '../protocol';
 import type { ApprovalModel } from './model';
 import { ApprovalTexts } from './texts';
@@ -41,7 +41,7 @@ export namespace ApprovalCard {
     if (card.kind === 'permission' && card.options.length > 0) {
       actions.append(...card.options.map(Private.option));
     } else {
-      const allow = Private.button(
+      const allow = styledButton(
         'jp-mod-accept jp-Copilot-ApprovalAllow',
         trans.__('Allow once')
       );
@@ -55,7 +55,7 @@ export namespace ApprovalCard {
             : trans.__(
                 'Let this tool call go ahead once. An edit still opens as a review first.'
               );
-      const deny = Private.button(
+      const deny = styledButton(
         'jp-mod-reject jp-Copilot-ApprovalDeny',
         trans.__('Deny')
       );
@@ -67,7 +67,7 @@ export namespace ApprovalCard {
     message.setAttribute('aria-live', 'polite');
     // A card about a cell links to it.
     const target = card.cellId
-      ? Private.button('jp-Copilot-ApprovalTarget jp-Copilot-CellLink', '')
+      ? styledButton('jp-Copilot-ApprovalTarget jp-Copilot-CellLink', '')
       : element('div', 'jp-Copilot-ApprovalTarget');
     if (card.cellId) {
       target.title = trans.__('Show this cell in its notebook');
@@ -133,25 +133,12 @@ namespace Private {
   }
 
   /**
-   * A styled `<button>` of type button.
-   */
-  export function button(className: string, label: string): HTMLButtonElement {
-    const node = element(
-      'button',
-      `jp-mod-styled ${className}`,
-      label
-    ) as HTMLButtonElement;
-    node.type = 'button';
-    return node;
-  }
-
-  /**
    * The button of one permission option: the agent's allow options are
    * primary, its reject options secondary.
    */
   export function option(o: IPermissionOption): HTMLButtonElement {
     const primary = o.kind.startsWith('allow');
-    const node = button(
+    const node = styledButton(
       `${primary ? 'jp-mod-accept' : 'jp-mod-reject'} jp-Copilot-ApprovalOption`,
       o.name
     );

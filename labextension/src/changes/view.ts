@@ -8,7 +8,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import type { ChatModel } from '../chat/model';
-import { element } from '../dom';
+import { element, styledButton } from '../dom';
 import { cellPosition, revealCell } from '../reveal';
 import type { ReviewManager } from '../review/manager';
 import { IChange, openCallIds, stateText, turnChanges } from './list';
@@ -39,14 +39,14 @@ export class ChangesView extends Widget {
     this.node.setAttribute('role', 'region');
     this.node.setAttribute('aria-label', trans.__('Changes'));
     this._list = element('ul', 'jp-Copilot-ChangeList');
-    this._keepAll = Private.button(
+    this._keepAll = styledButton(
       'jp-mod-accept jp-Copilot-KeepAll',
       trans.__('Keep all')
     );
     this._keepAll.title = trans.__(
       'Keep every open change; a change whose cell changed applies nothing.'
     );
-    this._undoAll = Private.button(
+    this._undoAll = styledButton(
       'jp-mod-reject jp-Copilot-UndoAll',
       trans.__('Undo all')
     );
@@ -148,7 +148,7 @@ export class ChangesView extends Widget {
         ? trans.__('Edit of cell %1 in %2', at.index + 1, name)
         : trans.__('Edit of a cell in %1', name);
     }
-    const link = Private.button(
+    const link = styledButton(
       'jp-Copilot-CellLink jp-Copilot-ChangeLink',
       label
     );
@@ -186,17 +186,5 @@ export namespace ChangesView {
     notebooks: INotebookTracker;
     shell: JupyterFrontEnd.IShell;
     trans: TranslationBundle;
-  }
-}
-
-namespace Private {
-  export function button(className: string, label: string): HTMLButtonElement {
-    const node = element(
-      'button',
-      `jp-mod-styled ${className}`,
-      label
-    ) as HTMLButtonElement;
-    node.type = 'button';
-    return node;
   }
 }

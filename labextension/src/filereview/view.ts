@@ -8,7 +8,7 @@ import { Message } from '@lumino/messaging';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
-import { element } from '../dom';
+import { element, styledButton } from '../dom';
 import { copilotIcon } from '../icons';
 import type { IFileReview } from '../protocol';
 import { createDiff } from '../review/diff';
@@ -62,12 +62,12 @@ export class FileReviewView extends Widget {
       ` ${words.verb} `,
       element('code', 'jp-Copilot-FileReviewPath', words.path)
     );
-    this._keep = Private.button(
+    this._keep = styledButton(
       'jp-Copilot-FileReviewKeep jp-mod-accept',
       trans.__('Keep')
     );
     this._keep.title = trans.__('Write the proposal to the file');
-    this._undo = Private.button(
+    this._undo = styledButton(
       'jp-Copilot-FileReviewUndo jp-mod-reject',
       trans.__('Undo')
     );
@@ -234,17 +234,4 @@ namespace Private {
    */
   // eslint-disable-next-line prefer-const -- reassigned as `Private.next`
   export let next = 0;
-
-  /**
-   * Create a styled `<button>` of type button.
-   */
-  export function button(className: string, text: string): HTMLButtonElement {
-    const node = element(
-      'button',
-      `jp-mod-styled ${className}`,
-      text
-    ) as HTMLButtonElement;
-    node.type = 'button';
-    return node;
-  }
 }

@@ -7,7 +7,7 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
-import { element } from '../dom';
+import { element, styledButton } from '../dom';
 import { createDiff } from './diff';
 
 /**
@@ -50,12 +50,12 @@ export class ReviewView extends Widget {
 
     const bar = element('div', 'jp-Copilot-ReviewBar');
     const label = element('span', 'jp-Copilot-ReviewLabel', words.label);
-    this._keep = Private.button(
+    this._keep = styledButton(
       'jp-Copilot-ReviewKeep jp-mod-accept',
       trans.__('Keep')
     );
     this._keep.title = words.keep;
-    this._undo = Private.button(
+    this._undo = styledButton(
       'jp-Copilot-ReviewUndo jp-mod-reject',
       trans.__('Undo')
     );
@@ -306,19 +306,6 @@ namespace Private {
         : trans.__('Insert this cell at the top of the notebook'),
       undo: trans.__('Discard the proposed cell; the notebook stays as it is')
     };
-  }
-
-  /**
-   * Create a styled `<button>` of type button.
-   */
-  export function button(className: string, text: string): HTMLButtonElement {
-    const node = element(
-      'button',
-      `jp-mod-styled ${className}`,
-      text
-    ) as HTMLButtonElement;
-    node.type = 'button';
-    return node;
   }
 
   /**
