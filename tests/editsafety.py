@@ -48,7 +48,7 @@ from hypothesis.stateful import (
 from jupyter_copilot.context import source_hash
 from jupyter_copilot.killswitch import config_directories
 from tests.eventually import eventually
-from tests.lab import Lab
+from tests.lab import Lab, settled
 from tests.mcpclient import refusal_code, structured
 from tests.server import ABORT, INVOKE, call_action
 
@@ -512,7 +512,9 @@ class EditSafety(RuleBasedStateMachine):
         await lab.page.reload()
         await lab.page.wait_for_selector("#jupyter-copilot-panel", state="attached", timeout=60000)
         # The workspace puts back the tabs it had; then both notebooks are open, PATH in front.
-        await lab.page.evaluate("() => window.jupyterapp.restored")
+        # Both the saved layout and the file of the page's address (lab/tree/<path>), which
+        # the file browser opens and brings to the front after the layout is back.
+        await settled(lab.page)
         await lab.page.evaluate(OPEN, OTHER)
         await lab.open(PATH)
         await eventually(lambda: _sources_are(lab, self.sources), "the reloaded notebook")

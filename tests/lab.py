@@ -273,9 +273,26 @@ async def lab_page(
                 )
             else:
                 await page.wait_for_selector("#jp-main-dock-panel", timeout=60000)
+            await settled(page)
             yield Lab(page, base, token, traffic)
         finally:
             await browser.close()
+
+
+#: Whether no file browser is still restoring: JupyterLab marks it ``jp-mod-restoring`` until
+#: it has opened the file of the page's address (``lab/tree/<path>``).
+RESTORING_DONE = "() => !document.querySelector('.jp-mod-restoring')"
+
+
+async def settled(page: Any) -> None:
+    """Wait until JupyterLab has finished starting, as a person waits for the page.
+
+    ``app.restored`` resolves with the saved layout back, but the file browser restores
+    itself later and then opens the file of the page's address and brings its tab to the
+    front, seconds later under load: a tab clicked before that would go back by itself.
+    """
+    await page.evaluate("() => window.jupyterapp.restored")
+    await page.wait_for_function(RESTORING_DONE, timeout=60000)
 
 
 def chromium_path() -> str | None:
