@@ -1,13 +1,20 @@
-"""Benchmark jupyter-copilot: notebook_edit_cell invoke-to-review-open latency.
+"""Benchmark jupyter-copilot: invoke-to-review-open latency, 10 cells against 2,000.
 
 Real ``jupyter lab`` and headless Chromium (the server and page helpers of
-``context_latency.py``). Sequential ``edit-cell.invoke`` calls on one cell, each a new
-proposal that supersedes the previous review, then rounds of concurrent calls on distinct
-cells. Beside the client round trip it prints the server's own figures from the
-``edit/review-opened`` events (``latencyMs``, ``checkMs``), read from ``/api/events/subscribe``.
-Nothing is kept: every review is superseded or undone, so each cell's hash stays the same.
-The exit status is 1 only when something is functionally wrong (a call not answered 200, a
-review missing from the page, a decision not reported, a cell changed), never for timings.
+``context_latency.py``), one notebook of 10 cells and one of 2,000, opened in turn. For each:
+sequential ``edit-cell.invoke`` calls on one cell, each a new proposal that supersedes the
+previous review, then sequential ``insert-cell.invoke`` calls after the same cell, each
+pending cell withdrawn (``insert-cell.abort``) before the next call. It prints the client
+round trip (the call is answered once the page shows the review), the server's own check
+time from the ``edit/review-opened`` events (read from ``/api/events/subscribe``), and what
+each call cost the page's main thread (Chromium's task, style and layout durations, opening
+and closing included), then the 2,000-cell/10-cell ratio of each p95. Last, rounds of
+concurrent calls on distinct cells of the long notebook.
+
+Nothing is kept: every review is superseded, withdrawn or undone, so each cell's hash stays
+the same. The exit status is 1 only when something is functionally wrong (a call not
+answered 200, a review missing from the page, a decision not reported, a cell changed),
+never for timings.
 """
 
 from __future__ import annotations
@@ -46,16 +53,30 @@ from tornado.websocket import WebSocketClientConnection, websocket_connect
 
 from jupyter_copilot.context import source_hash
 
-NOTEBOOK, CELLS, PARALLEL = "edit.ipynb", 24, 20  # cell 0: sequential; 1..20: concurrent
+SHORT, LONG = 10, 2000  # cells of the two notebooks (--quick: 10 and 300)
+CELLS, PARALLEL, TARGET = 24, 20, 2  # soak.py's notebook; concurrent calls; the cell reviewed
 ACTIONS = "/copilot/api/actions/jupyter_copilot.notebook."
 GET_CONTEXT, INVOKE = ACTIONS + "get-context", ACTIONS + "edit-cell.invoke"
+INSERT, INSERT_ABORT = ACTIONS + "insert-cell.invoke", ACTIONS + "insert-cell.abort"
 EVENTS = "https://events.jupyter.org/jupyter_copilot/edit/"
 OPENED = EVENTS + "review-opened/v1"  # the server's latencyMs and checkMs of each call
 DECISION, REFUSED = EVENTS + "decision/v1", EVENTS + "refused/v1"
-WARMUP, P95_TARGET_MS, CHECK_TARGET_MS = 5, 50.0, 1.0
+ABORTED = EVENTS + "aborted/v1"
+WARMUP, P95_TARGET_MS, RATIO_TARGET = 5, 50.0, 1.3
+#: How many cells of the notebook in front JupyterLab has not rendered yet.
+PLACEHOLDERS_JS = """() => window.jupyterapp.shell.currentWidget.content.widgets
+    .filter(w => w.isPlaceholder()).length"""
 REVIEW_IDS_JS = (
     "() => [...document.querySelectorAll('.jp-Copilot-Review')].map(n => n.dataset.callId)"
 )
+#: Resolves after the next frame is drawn, so that a call's rendering is counted with it.
+FRAME_JS = "() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)))"
+#: Chromium's cumulative main-thread figures (``Performance.getMetrics``), in seconds.
+METRICS = {"TaskDuration": "task", "RecalcStyleDuration": "style", "LayoutDuration": "layout"}
+KINDS = {
+    "edit": "edit-cell.invoke -> review open in the cell, superseding the previous one",
+    "insert": "insert-cell.invoke -> pending cell shown, withdrawn by insert-cell.abort after",
+}
 T = TypeVar("T")
 
 
@@ -63,6 +84,7 @@ T = TypeVar("T")
 class Calls:
     """The outcome of a batch of invoke calls, as the client saw them."""
 
+    opened_key: str = "diffReviewOpened"
     ms: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
@@ -70,23 +92,23 @@ class Calls:
         """Keep the round trip; remember a call that did not open its review."""
         self.ms.append(ms)
         result = json.loads(raw).get("result", {}) if status == 200 else {}
-        if result.get("diffReviewOpened") is not True:
+        if result.get(self.opened_key) is not True:
             self.failures.append(f"{call_id}: HTTP {status} {raw[:200]!r}")
 
 
 def cell_id(index: int) -> str:
     """The explicit nbformat id of cell ``index``."""
-    return f"cell-{index:02d}"
+    return f"cell-{index:04d}"
 
 
-def make_notebook(path: Path) -> list[str]:
-    """Write a notebook of :data:`CELLS` code cells with explicit ids; return the sources."""
+def make_notebook(path: Path, count: int = CELLS) -> list[str]:
+    """Write a notebook of ``count`` code cells with explicit ids; return the sources."""
     sources = [
         f"def step_{i}(frame):\n"
         f'    """Step {i} of the pipeline."""\n'
         f"    frame = frame.dropna(subset=['price_{i}'])\n"
         f"    return frame.assign(total_{i}=frame['price_{i}'] * {i + 1})"
-        for i in range(CELLS)
+        for i in range(count)
     ]
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {
@@ -106,7 +128,7 @@ def proposal(source: str, n: int) -> str:
 
 
 def invoke_body(artifact: str, cell: str, source: str, n: int, page: str) -> dict[str, Any]:
-    """The request body of one invoke call with a new callId."""
+    """The request body of one edit invoke call with a new callId."""
     data = {
         "artifactId": artifact,
         "cellId": cell,
@@ -114,6 +136,13 @@ def invoke_body(artifact: str, cell: str, source: str, n: int, page: str) -> dic
         "newSource": proposal(source, n),
     }
     return {"data": data, "callId": f"bench-{n}-{secrets.token_hex(4)}", "pageId": page}
+
+
+def insert_body(artifact: str, after: str, n: int, page: str) -> dict[str, Any]:
+    """The request body of one insert invoke call with a new callId."""
+    source = f"summary = frame.describe()\nsummary.loc['mean']  # insert {n}"
+    data = {"artifactId": artifact, "afterCellId": after, "cellType": "code", "source": source}
+    return {"data": data, "callId": f"bench-insert-{n}-{secrets.token_hex(4)}", "pageId": page}
 
 
 class Background:
@@ -175,9 +204,23 @@ def event_log(background: Background, client: Client) -> Iterator[EventLog]:
             background.loop.call_soon_threadsafe(log.ws.close)
 
 
-def open_notebook(page: Any, client: Client, page_id: str, source: str) -> str:
-    """Open the notebook, select its first cell, wait for its kernel; return the artifactId."""
-    widget, _ = page.evaluate(SHOW_JS, [[NOTEBOOK], [], NOTEBOOK])
+def notebook_name(cells: int) -> str:
+    """The file of the notebook of ``cells`` cells."""
+    return f"cells-{cells}.ipynb"
+
+
+def open_notebook(page: Any, client: Client, page_id: str, name: str, close: list[str]) -> str:
+    """Open a notebook in front (closing others), select its first cell; return its artifactId.
+
+    It returns once JupyterLab has rendered every cell: it renders a long notebook's cells
+    in the background, minutes of work in which every new cell editor makes the browser
+    recalculate the style of the whole notebook, so figures taken meanwhile would be
+    JupyterLab's, not the review's.
+    """
+    widget, _ = page.evaluate(SHOW_JS, [[name], close, name])
+    started = time.monotonic()
+    wait_for(lambda: page.evaluate(PLACEHOLDERS_JS) == 0, f"every cell of {name} rendered", 900)
+    rendered = time.monotonic() - started
     page.locator(f"[id='{widget}'] .jp-Cell").first.locator(".jp-InputPrompt").click()
     found: dict[str, Any] = {}
 
@@ -190,17 +233,16 @@ def open_notebook(page: Any, client: Client, page_id: str, source: str) -> str:
         found.update(cells[0] if cells else {})
         return bool(cells) and cells[0].get("cellId") == cell_id(0)
 
-    wait_for(selected, f"{cell_id(0)} as the selected cell in get-context")
-    if found.get("source") != source or found.get("expectedSourceHash") != source_hash(source):
-        raise BenchError("get-context served another source or hash than the notebook file's")
+    wait_for(selected, f"{cell_id(0)} of {name} as the selected cell in get-context", 120)
 
     def registered() -> bool:
         registrations = (client.get("/copilot/api/tools") or {}).get("registrations", [])
-        return any(r.get("path") == NOTEBOOK for r in registrations)
+        return any(r.get("path") == name for r in registrations)
 
-    wait_for(registered, f"a kernel session registration for {NOTEBOOK}", 120)
+    wait_for(registered, f"a kernel session registration for {name}", 120)
     wait_for(client.kernels_idle, "idle kernels", 120)
-    time.sleep(1)
+    time.sleep(2)
+    print(f"{name}: every cell rendered {rendered:.0f} s after it opened")
     return str(found["artifactId"])
 
 
@@ -239,21 +281,6 @@ def row(label: str, values: list[float], target: str = "", ok: bool = True) -> s
     return f"  {label:<28}{figures}" + (f"   {target}  {MARK[ok]}" if target else "")
 
 
-def print_phase(title: str, calls: Calls, opened: list[dict[str, Any]], targets: bool) -> None:
-    """Print the client round trips and the server's figures of one phase."""
-    check = [e["checkMs"] for e in opened]
-    page = [e["latencyMs"] - e["checkMs"] for e in opened]
-    trip_ok = bool(calls.ms) and percentile(calls.ms, 95) < P95_TARGET_MS
-    check_ok = bool(check) and percentile(check, 95) < CHECK_TARGET_MS
-    trip_target = f"p95 < {P95_TARGET_MS:g} ms" if targets else ""
-    check_target = f"p95 < {CHECK_TARGET_MS:g} ms" if targets else ""
-    print(f"\n{title}\n  {'':<28}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
-    print(row("invoke round trip (client)", calls.ms, trip_target, trip_ok))
-    print(row("latencyMs (server event)", [e["latencyMs"] for e in opened]))
-    print(row("checkMs (server event)", check, check_target, check_ok))
-    print(row("latencyMs - checkMs (page)", page))
-
-
 def collaboration_on(tmp: Path) -> bool:
     """Whether the server loaded real-time collaboration (checkMs then reads the Y document)."""
     log = (tmp / "server.log").read_text(errors="replace")
@@ -261,51 +288,103 @@ def collaboration_on(tmp: Path) -> bool:
 
 
 @dataclass
+class Phase:
+    """The figures of one kind of call in one notebook."""
+
+    calls: Calls
+    opened: list[dict[str, Any]]
+    main_thread: dict[str, float]  # ms per call: task, style, layout
+
+    @property
+    def p95(self) -> float:
+        """The client round trip's p95."""
+        return percentile(self.calls.ms, 95) if self.calls.ms else float("nan")
+
+
+class MainThread:
+    """Chromium's cumulative main-thread durations of the page, over CDP."""
+
+    def __init__(self, page: Any) -> None:
+        self.cdp = page.context.new_cdp_session(page)
+        self.cdp.send("Performance.enable")
+
+    def read(self) -> dict[str, float]:
+        """The task, style and layout durations so far, in milliseconds."""
+        metrics = self.cdp.send("Performance.getMetrics")["metrics"]
+        return {METRICS[m["name"]]: m["value"] * 1000 for m in metrics if m["name"] in METRICS}
+
+
+@dataclass
 class Bench:
-    """One server, one page and one open notebook, with the server's event stream."""
+    """One server and one page; the notebook in front and the server's event stream."""
 
     background: Background
     page: Any
     client: Client
     events: EventLog
     page_id: str
-    artifact: str
-    sources: list[str]
+    main_thread: MainThread
+    long: int
+    artifact: str = ""
+    sources: list[str] = field(default_factory=list)
     undo_pressed: int = 0
+
+    def open(self, name: str, count: int, sources: list[str], close: list[str]) -> None:
+        """Bring a notebook to the front and make it the one the calls target."""
+        self.artifact = open_notebook(self.page, self.client, self.page_id, name, close)
+        self.sources = sources[:count]
 
     def body(self, index: int, n: int) -> dict[str, Any]:
         """An invoke call on cell ``index`` with proposal ``n`` and a new callId."""
         return invoke_body(self.artifact, cell_id(index), self.sources[index], n, self.page_id)
 
-    def sequential(self, first: int, count: int) -> Calls:
-        """``count`` calls on cell 0, one after another; each supersedes the last review."""
-        calls = Calls()
-        for n in range(first, first + count):
-            body = self.body(0, n)
-            ms, status, raw = self.client.call("POST", INVOKE, json.dumps(body))
-            calls.record(body["callId"], ms, status, raw)
-            shown = review_ids(self.page)  # outside the timed call
-            if shown != [body["callId"]]:
-                calls.failures.append(f"{body['callId']}: reviews in the page {shown}")
-        return calls
+    def edit(self, n: int, calls: Calls) -> None:
+        """One edit call on the target cell; it supersedes the review before it."""
+        body = self.body(TARGET, n)
+        ms, status, raw = self.client.call("POST", INVOKE, json.dumps(body))
+        calls.record(body["callId"], ms, status, raw)
+        self.page.evaluate(FRAME_JS)  # the review drawn, outside the timed call
+        shown = review_ids(self.page)
+        if shown != [body["callId"]]:
+            calls.failures.append(f"{body['callId']}: reviews in the page {shown}")
 
-    def sequential_phase(self, count: int) -> list[str]:
-        """Warm up, time ``count`` sequential calls, then Undo the last review."""
-        warm = self.sequential(0, WARMUP)
-        seen = len(self.events.wait_opened(WARMUP))
-        calls = self.sequential(WARMUP, count)
-        opened = self.events.wait_opened(seen + count)[seen:]
-        title = (
-            f"{count} sequential invoke calls on one cell, each superseding the previous review\n"
-            f"(after {WARMUP} warm-up calls; the first, which loads the review code: "
-            f"{warm.ms[0]:.0f} ms)"
-        )
-        print_phase(title, calls, opened, targets=True)
-        self.undo_all()
-        return warm.failures + calls.failures
+    def insert(self, n: int, calls: Calls) -> None:
+        """One insert call after the target cell; its pending cell is withdrawn after."""
+        body = insert_body(self.artifact, cell_id(TARGET), n, self.page_id)
+        ms, status, raw = self.client.call("POST", INSERT, json.dumps(body))
+        calls.record(body["callId"], ms, status, raw)
+        self.page.evaluate(FRAME_JS)
+        shown = review_ids(self.page)
+        if shown != [body["callId"]]:
+            calls.failures.append(f"{body['callId']}: reviews in the page {shown}")
+        abort = {"data": {"callId": body["callId"]}, "pageId": self.page_id}
+        _, status, raw = self.client.call("POST", INSERT_ABORT, json.dumps(abort))
+        if status != 200 or json.loads(raw).get("result", {}).get("aborted") is not True:
+            calls.failures.append(f"{body['callId']}: abort answered {status} {raw[:200]!r}")
+        self.page.evaluate(FRAME_JS)
+
+    def phase(self, kind: str, count: int, first: int) -> Phase:
+        """Warm up, then time ``count`` calls of one kind with the page's main-thread cost."""
+        call = self.edit if kind == "edit" else self.insert
+        calls = Calls("diffReviewOpened" if kind == "edit" else "reviewOpened")
+        seen = len(self.events.of(OPENED)) + WARMUP
+        for n in range(first, first + WARMUP):
+            call(n, calls)
+        warm, calls.ms = calls.ms, []
+        self.events.wait_opened(seen)
+        before = self.main_thread.read()
+        for n in range(first + WARMUP, first + WARMUP + count):
+            call(n, calls)
+        after = self.main_thread.read()
+        opened = self.events.wait_opened(seen + count)[seen : seen + count]
+        cost = {key: (after[key] - before[key]) / count for key in after}
+        if kind == "edit":
+            self.undo_all()
+        calls.failures += [] if warm else ["no warm-up call"]
+        return Phase(calls, opened, cost)
 
     def concurrent_phase(self, rounds: int) -> list[str]:
-        """Rounds of :data:`PARALLEL` calls on cells 1..20; each round supersedes the last."""
+        """Rounds of :data:`PARALLEL` calls on distinct cells; each round supersedes the last."""
         seen, walls, calls, missing = len(self.events.of(OPENED)), [], Calls(), 0
         for r in range(rounds):
             bodies = [self.body(i, 1000 * (r + 1) + i) for i in range(1, PARALLEL + 1)]
@@ -319,11 +398,13 @@ class Bench:
                 missing += 1
                 calls.failures.append(f"round {r + 1}: {len(shown)} reviews shown; absent {absent}")
         opened = self.events.wait_opened(seen + rounds * PARALLEL)[seen:]
-        title = (
-            f"{rounds} x {PARALLEL} concurrent invoke calls on {PARALLEL} distinct cells, "
-            f"fired together with asyncio.gather\n(no latency target)"
+        print(
+            f"\n{rounds} x {PARALLEL} concurrent edit calls on {PARALLEL} distinct cells of "
+            f"{notebook_name(self.long)}, fired together with asyncio.gather (no latency target)"
         )
-        print_phase(title, calls, opened, targets=False)
+        print(f"  {'':<28}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
+        print(row("invoke round trip (client)", calls.ms))
+        print(row("checkMs (server event)", [e["checkMs"] for e in opened]))
         print(row("wall time of one round", walls))
         verdict = "all shown" if not missing else f"MISSING in {missing} round(s)"
         print(f"  {PARALLEL} reviews in the page after each round: {verdict}  {MARK[not missing]}")
@@ -347,31 +428,72 @@ class Bench:
             counts[event["decision"]] = counts.get(event["decision"], 0) + 1
         return counts
 
-    def check_outcome(self, calls: int, rounds: int) -> list[str]:
+    def withdrawn(self) -> list[dict[str, Any]]:
+        """The aborted events of calls whose open review the page withdrew."""
+        return [e for e in self.events.of(ABORTED) if e.get("withdrawn") is True]
+
+    def check_outcome(self, calls: int, rounds: int, notebooks: int) -> list[str]:
         """Every decision reported, no refusal, no review left, no cell changed."""
-        superseded = WARMUP + calls - 1 + (rounds - 1) * PARALLEL
-        expected = {"superseded": superseded, "undo": 1 + PARALLEL}
+        edits = notebooks * (WARMUP + calls)
+        superseded = edits - notebooks + (rounds - 1) * PARALLEL
+        undone = notebooks + (PARALLEL if rounds else 0)
+        expected = {k: v for k, v in {"superseded": superseded, "undo": undone}.items() if v}
         with suppress(BenchError):  # a shortfall is reported below
             wait_for(lambda: self.decisions() == expected, "the decision events", 15)
         counts = self.decisions()
-        ok = counts == expected and self.undo_pressed == 1 + PARALLEL
+        inserts = notebooks * (WARMUP + calls)
+        with suppress(BenchError):
+            wait_for(lambda: len(self.withdrawn()) >= inserts, "the aborted events", 15)
+        withdrawn = len(self.withdrawn())
+        ok = (counts, self.undo_pressed, withdrawn) == (expected, undone, inserts)
         print(f"\ndecision events: {counts}; expected {expected}  {MARK[ok]}")
+        print(f"pending cells withdrawn on abort: {withdrawn} of {inserts}  {MARK[ok]}")
         problems = [] if ok else [f"decisions {counts}, Undo pressed {self.undo_pressed} times"]
         problems += [f"refused: {e.get('code')}" for e in self.events.of(REFUSED)]
         if review_ids(self.page):
-            problems.append(f"reviews still open after Undo: {review_ids(self.page)}")
+            problems.append(f"reviews still open: {review_ids(self.page)}")
         if self.page.evaluate(SOURCES_JS) != self.sources:
             problems.append("a cell's source changed although nothing was kept")
         return problems
 
 
-def run(calls: int, rounds: int) -> int:
-    """Run both phases, print the figures; return the number of functional failures."""
+def print_sizes(count: int, sizes: tuple[int, int], phases: dict[tuple[str, int], Phase]) -> None:
+    """Print each kind of call in both notebooks, then the p95s against their targets."""
+    print(
+        f"\n{count} sequential calls of each kind per notebook after {WARMUP} warm-up calls, "
+        f"on cell {TARGET} (in view);\nthe page's main thread per call covers opening, drawing "
+        "and closing the review"
+    )
+    for kind, title in KINDS.items():
+        print(
+            f"\n{title}\n  {'':<28}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}"
+            f"   page main thread, ms per call:{''.join(f'{k:>8}' for k in METRICS.values())}"
+        )
+        for size in sizes:
+            phase = phases[kind, size]
+            cost = "".join(f"{phase.main_thread[key]:>8.1f}" for key in METRICS.values())
+            print(row(f"{size:,} cells: round trip", phase.calls.ms) + f"{'':>33}{cost}")
+            print(row(f"{size:,} cells: checkMs (server)", [e["checkMs"] for e in phase.opened]))
+        short, long = (phases[kind, size] for size in sizes)
+        fast = max(short.p95, long.p95) < P95_TARGET_MS
+        ratio = long.p95 / short.p95
+        print(f"  round trip p95 in both notebooks < {P95_TARGET_MS:g} ms  {MARK[fast]}")
+        print(
+            f"  p95({sizes[1]:,} cells) / p95({sizes[0]:,} cells) = {ratio:.2f}x, "
+            f"target <= {RATIO_TARGET:g}x  {MARK[ratio <= RATIO_TARGET]}"
+        )
+
+
+def run(calls: int, rounds: int, long: int) -> int:
+    """Run the phases in both notebooks, print the figures; return the number of failures."""
     with tempfile.TemporaryDirectory(prefix="copilot-edit-bench-") as name:
         tmp = Path(name)
         (tmp / "nb").mkdir()
-        sources = make_notebook(tmp / "nb" / NOTEBOOK)
+        sizes = (SHORT, long)
+        sources = {n: make_notebook(tmp / "nb" / notebook_name(n), n) for n in sizes}
         background = Background()
+        failures: list[str] = []
+        phases: dict[tuple[str, int], Phase] = {}
         try:
             with (
                 lab_server(tmp) as client,
@@ -379,16 +501,22 @@ def run(calls: int, rounds: int) -> int:
                 event_log(background, client) as events,
             ):
                 page_id = page.get_attribute("#jupyter-copilot-panel", "data-page-id")
-                artifact = open_notebook(page, client, page_id, sources[0])
+                bench = Bench(background, page, client, events, page_id, MainThread(page), long)
                 rtc = "on" if collaboration_on(tmp) else "off"
-                print(f"{NOTEBOOK}: {CELLS} code cells; real-time collaboration {rtc}")
-                bench = Bench(background, page, client, events, page_id, artifact, sources)
-                failures = bench.sequential_phase(calls)
-                failures += bench.concurrent_phase(rounds)
-                failures += bench.check_outcome(calls, rounds)
+                print(f"real-time collaboration {rtc}")
+                for count, other in ((SHORT, long), (long, SHORT)):
+                    bench.open(notebook_name(count), count, sources[count], [notebook_name(other)])
+                    for n, kind in enumerate(("edit", "insert")):
+                        phase = bench.phase(kind, calls, 10_000 * n + count)
+                        phases[kind, count] = phase
+                        failures += phase.calls.failures
+                print_sizes(calls, sizes, phases)
+                if rounds:
+                    failures += bench.concurrent_phase(rounds)
+                failures += bench.check_outcome(calls, rounds, 2)
         finally:
             background.close()
-    total = WARMUP + calls + rounds * PARALLEL
+    total = 2 * 2 * (WARMUP + calls) + rounds * PARALLEL
     print(f"\nfailures: {len(failures)} (of {total} invoke calls)  {MARK[not failures]}")
     for failure in failures[:20]:
         print(f"  {failure}")
@@ -398,14 +526,17 @@ def run(calls: int, rounds: int) -> int:
 def main() -> int:
     """Parse arguments and run; exit 1 on a functional failure."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, help="sequential calls (100; 20 with --quick)")
+    parser.add_argument("--calls", type=int, help="calls of each kind per notebook (100; 20 quick)")
     parser.add_argument("--rounds", type=int, help="concurrent rounds of 20 (5; 1 with --quick)")
+    parser.add_argument("--cells", type=int, help=f"cells of the long notebook ({LONG}; 300 quick)")
     parser.add_argument("--quick", action="store_true", help="small smoke run for CI")
     args = parser.parse_args()
     started = time.monotonic()
     try:
         failures = run(
-            args.calls or (20 if args.quick else 100), args.rounds or (1 if args.quick else 5)
+            args.calls or (20 if args.quick else 100),
+            args.rounds if args.rounds is not None else (1 if args.quick else 5),
+            args.cells or (300 if args.quick else LONG),
         )
     except BenchError as error:
         print(f"FAILED: {error}", file=sys.stderr)

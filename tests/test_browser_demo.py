@@ -32,7 +32,7 @@ BINDER = Path(__file__).parent.parent / "binder"
 NOTEBOOK = "demo.ipynb"
 
 # The cells the walkthrough works on, by index in the notebook.
-IMPORTS, LOAD, FUNCTIONS, SLIDER, LARGE = 1, 2, 3, 8, 10
+IMPORTS, LOAD, FUNCTIONS, SLIDER, LARGE = 1, 2, 3, 9, 11
 
 DOCUMENTED = '''def group_by_city(rows):
     """Group by city."""
@@ -67,8 +67,9 @@ CHIP = "Code cell 4"
 MODE = "Ask before edits"
 TOOL = "notebook_edit_cell"
 OPERATION = "Whole-cell diff, reviewed before anything changes"
-TARGET = "Cell 4 of 11 in demo.ipynb"
+TARGET = "Cell 4 of 12 in demo.ipynb"
 REVIEW_LABEL = "Proposed by a Copilot tool"
+PENDING_LABEL = "New Markdown cell proposed by a Copilot tool"
 PROPOSED = (
     "I proposed adding docstrings to this cell. Review the diff in the cell and choose "
     "Keep or Undo."
@@ -234,6 +235,7 @@ async def test_the_walkthrough_add_docstrings_review_keep_and_undo(
         await chip.wait_for(state="visible")
         assert await chip.get_attribute("data-cell-id") == functions
         assert await chip.inner_text() == CHIP
+        assert await chip.locator("button.jp-Copilot-CellLink").inner_text() == CHIP
 
         # 3. Ask in Ask before edits.
         says(demo, f"says {MODE}, type add docstrings and press Send")
@@ -273,7 +275,7 @@ async def test_the_walkthrough_add_docstrings_review_keep_and_undo(
         )
         assert await inside.count() == 1
         assert await opened.locator(".jp-Copilot-ReviewLabel").inner_text() == REVIEW_LABEL
-        diff = await opened.locator(".jp-Copilot-ReviewDiff").inner_text()
+        diff = await opened.locator(".jp-Copilot-ReviewDiff .jp-Copilot-DiffText").inner_text()
         assert '"""Group by city."""' in diff and '"""Summarize by city."""' in diff
         keep = opened.locator(".jp-Copilot-ReviewKeep")
         assert await keep.inner_text() == "Keep"
@@ -293,6 +295,114 @@ async def test_the_walkthrough_add_docstrings_review_keep_and_undo(
         await lab.click_cell(NOTEBOOK, FUNCTIONS)
         await lab.page.keyboard.press("Control+z")
         await eventually(lambda: _source_is(lab, functions, original), "one Ctrl+Z to undo Keep")
+
+        # 7. The message's chip and the tool card's "Cell N" are links to the cell.
+        message = chat.messages("user").last
+        links = [
+            message.locator("button.jp-Copilot-CellLink.jp-Copilot-AttachmentChip"),
+            chat.messages("agent").last.locator(".jp-Copilot-ToolCardCell"),
+        ]
+        assert await links[0].inner_text() == CHIP
+        assert await links[1].inner_text() == f"Cell {FUNCTIONS + 1}"
+        assert await links[1].get_attribute("data-cell-id") == functions
+        for link in links:
+            await lab.click_cell(NOTEBOOK, 0)
+            await eventually(lambda: _active_is(lab, 0), "the first cell active")
+            await link.click()
+            await eventually(lambda: _active_is(lab, FUNCTIONS), "the link to show its cell")
+
+
+async def test_the_walkthrough_a_new_cell_then_a_run_after_allow(
+    lab_server, jp_fetch, demo
+) -> None:
+    async with lab_page(lab_server) as lab:
+        chat = Chat(lab)
+        await open_notebook(lab, jp_fetch, NOTEBOOK)
+        count = len(demo["cells"])
+        assert count == 12
+        functions, load = await cell_id(lab, FUNCTIONS), await cell_id(lab, LOAD)
+
+        # A new cell: a card, then a pending cell; the notebook's cells change only at Keep.
+        says(demo, "send add a note that describes this cell and press Allow once on the card")
+        says(demo, "(notebook_insert_cell)", f"{PENDING_LABEL}. It is not in the notebook yet")
+        await attach(lab, FUNCTIONS)
+        await chat.send("add a note that describes this cell")
+        await card(lab).wait_for(state="visible", timeout=30000)
+        tool = card(lab).locator(".jp-Copilot-ApprovalTool")
+        assert await tool.inner_text() == "notebook_insert_cell"
+        await card(lab).locator(".jp-Copilot-ApprovalAllow").click()
+        pending = lab.notebook(NOTEBOOK).locator(".jp-Cell").nth(FUNCTIONS)
+        pending = pending.locator(".jp-Copilot-PendingCell")
+        await pending.wait_for(state="visible", timeout=30000)
+        assert await pending.locator(".jp-Copilot-ReviewLabel").inner_text() == PENDING_LABEL
+        await chat.idle()
+        assert await cell_count(lab) == count
+        says(demo, "Keep inserts it (Z in command mode takes it out again)")
+        await pending.locator(".jp-Copilot-ReviewKeep").click()
+        await pending.wait_for(state="detached")
+        assert await cell_count(lab) == count + 1
+        note = await lab.page.evaluate(
+            "i => window.jupyterapp.shell.currentWidget.content.model.cells.get(i).toJSON()",
+            FUNCTIONS + 1,
+        )
+        assert note["cell_type"] == "markdown"
+        assert note["source"].startswith("### About the cell above")
+        await lab.click_cell(NOTEBOOK, FUNCTIONS + 1)
+        await lab.page.keyboard.press("Escape")
+        await lab.page.keyboard.press("z")
+        await eventually(lambda: _cell_count_is(lab, count), "Z to take the new cell out")
+
+        # A run: the person runs the imports, the agent asks to run the loading cell.
+        says(demo, "run the imports cell yourself (Shift+Enter)", "send run this cell")
+        says(demo, "notebook_run_cell, Cell 3 of 12 in demo.ipynb (a link to the cell)")
+        says(demo, "Runs the source sha256:… that the agent read", "in every mode")
+        await run_cell(lab, IMPORTS)
+        await attach(lab, LOAD)
+        await chat.send("run this cell")
+        run = lab.page.locator(".jp-Copilot-Approval[data-kind='run']")
+        await run.wait_for(state="visible", timeout=30000)
+        assert await run.locator(".jp-Copilot-ApprovalTool").inner_text() == "notebook_run_cell"
+        target = run.locator(".jp-Copilot-ApprovalTarget")
+        assert await target.inner_text() == "Cell 3 of 12 in demo.ipynb"
+        line = await run.locator(".jp-Copilot-ApprovalSource").inner_text()
+        assert line.startswith("Runs the source sha256:") and line.endswith("that the agent read")
+        assert await execution_count(lab, load) is None
+        says(demo, "Type in the cell first, and the card says The cell changed since the agent")
+        says(demo, "After Allow once the cell runs in the notebook's kernel")
+        await run.locator(".jp-Copilot-ApprovalAllow").click()
+        await chat.idle()
+        text = await reply(chat)
+        ran = await execution_count(lab, load)
+        says(demo, "The cell ran (execution count 2). and the readings it printed")
+        assert ran == 2, "the imports ran first, as the walkthrough says"
+        assert f"The cell ran (execution count {ran})." in text
+        assert "readings from data/temperatures.csv" in text
+        assert await model_source(lab, functions) == source_of(demo, FUNCTIONS)
+
+
+async def cell_count(lab: Lab) -> int:
+    count = "() => window.jupyterapp.shell.currentWidget.content.model.cells.length"
+    return await lab.page.evaluate(count)  # type: ignore[no-any-return]
+
+
+async def _cell_count_is(lab: Lab, count: int) -> bool:
+    return await cell_count(lab) == count
+
+
+async def execution_count(lab: Lab, cell: str) -> int | None:
+    return await lab.page.evaluate(  # type: ignore[no-any-return]
+        """id => {
+            const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+            for (const c of cells) { if (c.id === id) { return c.executionCount ?? null; } }
+            return undefined;
+        }""",
+        cell,
+    )
+
+
+async def _active_is(lab: Lab, index: int) -> bool:
+    active = "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex"
+    return await lab.page.evaluate(active) == index  # type: ignore[no-any-return]
 
 
 async def test_the_walkthrough_when_the_cell_changes_under_a_proposal(
@@ -341,7 +451,7 @@ async def test_the_walkthrough_when_the_cell_changes_under_a_proposal(
         await card(lab).locator(".jp-Copilot-ApprovalAllow").click()
         opened = review(lab)
         await opened.wait_for(state="visible", timeout=30000)
-        diff = await opened.locator(".jp-Copilot-ReviewDiff").inner_text()
+        diff = await opened.locator(".jp-Copilot-ReviewDiff .jp-Copilot-DiffText").inner_text()
         assert "import json" in diff
         assert rules.sort_imports(typed) == SORTED_WITH_JSON
         await chat.idle()

@@ -94,7 +94,10 @@ async def test_a_pending_cell_shows_below_its_anchor_and_changes_no_cell(
         assert await host_of(lab, "show") == cell["cellId"]
         label = await pending.locator(".jp-Copilot-ReviewLabel").inner_text()
         assert label == "New code cell proposed by a Copilot tool"
-        assert "area:" in await pending.locator(".jp-Copilot-ReviewDiff").inner_text()
+        assert (
+            "area:"
+            in await pending.locator(".jp-Copilot-ReviewDiff .jp-Copilot-DiffText").inner_text()
+        )
         assert await pending.get_attribute("data-after-cell-id") == cell["cellId"]
         # The notebook's cells are exactly as they were.
         assert await cells(lab) == before

@@ -120,7 +120,7 @@ async def test_a_proposal_opens_a_visible_review_and_changes_nothing(
         # Inside the cell it is about, with a label, the diff and both buttons.
         assert await cell_holding(lab, "show") == cell["cellId"]
         assert "Copilot" in await review.locator(".jp-Copilot-ReviewLabel").inner_text()
-        diff = await review.locator(".jp-Copilot-ReviewDiff").inner_text()
+        diff = await review.locator(".jp-Copilot-ReviewDiff .jp-Copilot-DiffText").inner_text()
         assert "if x is not None" in diff and "return sum(xs)" in diff
         assert await review.locator(".jp-Copilot-ReviewKeep").is_enabled()
         assert await review.locator(".jp-Copilot-ReviewUndo").is_enabled()

@@ -15,6 +15,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from jupyter_copilot.agents.client import tool_cell
 from jupyter_copilot.context import source_hash
 from jupyter_copilot.mcp.tools import READ_CELLS
 from tests.conftest import make_notebook
@@ -566,3 +567,27 @@ async def test_server_shutdown_stops_every_agent_and_its_children(
     assert not any(alive(pid) for pid in agents) and not running("sleep", child)
     events = await asyncio.wait_for(busy, 10)
     assert end_of(events)["stopReason"] == "cancelled"
+
+
+@pytest.mark.parametrize(
+    ("raw_input", "cell"),
+    [
+        ({"cellId": "cell-7", "newSource": "print('secret')"}, "cell-7"),
+        ({"afterCellId": "a1_B", "source": "x"}, "a1_B"),
+        ({"cellId": "c", "afterCellId": "d"}, "c"),
+        ({"cellId": "../../etc/passwd"}, None),
+        ({"cellId": "x" * 65}, None),
+        ({"cellId": "cell-7\n"}, None),
+        ({"cellId": "z\u00e9"}, None),
+        ({"cellId": 7}, None),
+        ({"cell": {"cellId": "c"}}, None),
+        ("cellId=cell-7", None),
+        (["cell-7"], None),
+        (None, None),
+    ],
+)
+def test_a_tool_card_names_a_cell_only_by_a_well_formed_id_of_its_input(
+    raw_input: Any, cell: str | None
+) -> None:
+    # Whatever the agent puts in a call's input, the card gets at most a cell id from it.
+    assert tool_cell(raw_input) == cell

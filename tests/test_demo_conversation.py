@@ -81,6 +81,11 @@ async def test_ask_before_edits_the_demo_agent_proposes_docstrings_after_allow(
     assert "Keep" in reply_of(events)
     tools = [e for e in events if e["type"] == "tool"]
     assert tools and tools[-1]["status"] == "completed"
+    # The edit's card names the cell, by id only: the panel links it to the cell.
+    edit = [e for e in tools if e["title"] == "Propose an edit of the cell"]
+    assert edit and {e.get("cellId") for e in edit} == {cell_id}
+    shown = {"type", "toolCallId", "title", "status", "error", "kind", "cellId"}
+    assert all(set(e) <= shown for e in tools), "only these fields, never the input"
 
     # The same in Plan mode is refused, and nothing reaches the page.
     await api(jp_fetch, "conversations", conversation, method="PATCH", body={"mode": "plan"})
@@ -119,6 +124,10 @@ async def test_in_autopilot_the_demo_agent_proposes_a_note_as_a_pending_cell(
     assert "`f(x)`" in data["source"]
     assert not [r for r in page.requests if r["action"] == INVOKE]
     assert "Keep" in reply_of(events) and "not in the notebook yet" in reply_of(events)
+    # A new cell's card names the cell it is to follow.
+    tools = [e for e in events if e["type"] == "tool"]
+    insert = [e for e in tools if e["title"] == "Propose a new cell"]
+    assert insert and {e.get("cellId") for e in insert} == {cell_id}
     page.close()
 
 

@@ -7,6 +7,7 @@ conversation's mode. A change of the agent's own session mode is put back (``per
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from acp.schema import (
@@ -112,10 +113,31 @@ class AgentClient:
         await self._tools.release_terminal(terminal_id)
 
 
+#: An nbformat cell id: the only shape of a cell a tool card links to.
+CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def tool_cell(raw_input: Any) -> str | None:
+    """The cell a tool call's input names (``cellId``, or ``afterCellId`` of a new cell).
+
+    Only the id, never anything else of the input: the panel links the call's card to the
+    cell when an open notebook has one with that id (docs/conversations.md).
+    """
+    if not isinstance(raw_input, dict):
+        return None
+    for key in ("cellId", "afterCellId"):
+        value = raw_input.get(key)
+        if isinstance(value, str) and CELL_ID.fullmatch(value):
+            return value
+    return None
+
+
 def _tool_event(update: ToolCallStart | ToolCallProgress) -> dict[str, Any]:
     event: dict[str, Any] = {"type": "tool", "toolCallId": update.tool_call_id}
     if update.title:
         event["title"] = update.title[:200]
+    if (cell := tool_cell(update.raw_input)) is not None:
+        event["cellId"] = cell
     if update.status:
         event["status"] = update.status
     if update.status == "failed":

@@ -118,7 +118,11 @@ class Turn:
                 },
             )
             call.update(
-                {k: v for k, v in event.items() if k in ("title", "status", "error", "output")}
+                {
+                    k: v
+                    for k, v in event.items()
+                    if k in ("title", "status", "error", "output", "kind", "cellId")
+                }
             )
             event = {"type": "tool", **call}
         elif kind == "notice":

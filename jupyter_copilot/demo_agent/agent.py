@@ -89,7 +89,10 @@ class Turn:
         call_id = f"demo-{uuid.uuid4().hex[:16]}"
         await self.client.session_update(
             self.session_id,
-            acp.start_tool_call(call_id, title, kind=kind, status="in_progress"),
+            # The input as agents report it; the server takes only the cell id from it.
+            acp.start_tool_call(
+                call_id, title, kind=kind, status="in_progress", raw_input=arguments
+            ),
         )
         try:
             result = await self._call(tool, arguments)

@@ -32,6 +32,7 @@ import { readLiveContext } from './livestate';
 import { compileMatcher, matchesPage, pagePath } from './matcher';
 import { CopilotPanel } from './panel';
 import { Preferences } from './preferences';
+import { cellLinks, findCellById } from './reveal';
 import { readCells } from './readcells';
 import { ReviewManager } from './review/manager';
 import { CellRunner } from './run/runner';
@@ -177,6 +178,7 @@ namespace Private {
       chat,
       archive,
       cellLabel,
+      cellLinks: cellLinks(app.shell, notebooks),
       rendermime,
       trans,
       preferences
@@ -250,19 +252,11 @@ namespace Private {
     a: ContextModel.IAttachment,
     trans: TranslationBundle
   ): string {
-    // The current notebook first: a copied notebook repeats cell ids.
-    const panels = [notebooks.currentWidget];
-    notebooks.forEach(panel => void panels.push(panel));
-    for (const panel of panels) {
-      const cells = panel?.model?.cells;
-      for (let i = 0; cells && i < cells.length; i++) {
-        const cell = cells.get(i);
-        if (cell.id === a.cellId) {
-          return cell.type === 'markdown'
-            ? trans.__('Markdown cell %1', i + 1)
-            : trans.__('Code cell %1', i + 1);
-        }
-      }
+    const place = findCellById(notebooks, a.cellId);
+    if (place) {
+      return place.cellType === 'markdown'
+        ? trans.__('Markdown cell %1', place.index + 1)
+        : trans.__('Code cell %1', place.index + 1);
     }
     return trans.__('Attached cell');
   }

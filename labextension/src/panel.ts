@@ -18,6 +18,7 @@ import { ContextView } from './contextview';
 import { copilotIcon } from './icons';
 import { IPageState } from './livestate';
 import type { Preferences } from './preferences';
+import type { ICellLinks } from './reveal';
 import { PageStateTracker } from './state';
 
 /**
@@ -98,6 +99,7 @@ export class CopilotPanel extends SidePanel {
           archive: this._options.archive,
           context: this.model,
           cellLabel: this._options.cellLabel,
+          cellLinks: this._options.cellLinks,
           rendermime: this._options.rendermime ?? null,
           trans: this._options.trans
         });
@@ -231,6 +233,8 @@ export namespace CopilotPanel {
     archive: ArchiveModel;
     /** The name of an attached cell, e.g. "Code cell 3". */
     cellLabel: (attachment: ContextModel.IAttachment) => string;
+    /** Links to the cells the chat mentions by id. */
+    cellLinks: ICellLinks;
     /** The application shell, to reveal the panel for a new approval. */
     shell: JupyterFrontEnd.IShell;
     /** JupyterLab's renderers, for the agent's Markdown; plain text without. */

@@ -108,13 +108,22 @@ describe('the turn reducer', () => {
       },
       { type: 'text', text: 'look.' },
       { type: 'tool', toolCallId: 'c1', status: 'completed' },
-      { type: 'tool', toolCallId: 'c2', title: 'Edit cell', status: 'pending' },
+      {
+        type: 'tool',
+        toolCallId: 'c2',
+        title: 'Edit cell',
+        status: 'pending',
+        kind: 'edit',
+        cellId: 'abc'
+      },
       {
         type: 'tool',
         toolCallId: 'c2',
         status: 'failed',
         error: 'stale-source: the cell changed'
       },
+      // Anything but a string is no cell.
+      { type: 'tool', toolCallId: 'c1', cellId: 7 },
       { type: 'unknown', x: 1 },
       { type: 'end', stopReason: 'end_turn', error: null }
     );
@@ -141,7 +150,9 @@ describe('the turn reducer', () => {
           toolCallId: 'c2',
           title: 'Edit cell',
           status: 'failed',
-          error: 'stale-source: the cell changed'
+          error: 'stale-source: the cell changed',
+          kind: 'edit',
+          cellId: 'abc'
         }
       ]);
       expect(turn.stopReason).toBe('end_turn');
@@ -220,6 +231,15 @@ describe('server turns', () => {
         reply: '**a**',
         toolCalls: [
           { toolCallId: 'x', title: 'T', status: 'completed', error: null },
+          {
+            toolCallId: 'y',
+            title: 'E',
+            status: 'failed',
+            error: 'e',
+            kind: 'edit',
+            cellId: 'c'
+          },
+          { toolCallId: 'z', title: 'Z', status: 'x', error: null, cellId: {} },
           { no: 'id' }
         ],
         stopReason: 'end_turn',
@@ -231,7 +251,11 @@ describe('server turns', () => {
     const parsed = json(turns.map(parseTurn));
     expect(parsed[0]).toEqual({
       ...turns[0],
-      toolCalls: [turns[0].toolCalls[0]]
+      toolCalls: [
+        turns[0].toolCalls[0],
+        turns[0].toolCalls[1],
+        { toolCallId: 'z', title: 'Z', status: 'x', error: null }
+      ]
     });
     expect(parsed[1]).toEqual({
       turnId: null,

@@ -333,7 +333,8 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
     async def tool(self, session_id: str, name: str, arguments: dict[str, Any]) -> Any:
         """Call one tool of the first MCP server; report it as an ACP tool call."""
         call_id = f"call-{name}"
-        await self.conn.session_update(session_id, acp.start_tool_call(call_id, f"Call {name}"))
+        start = acp.start_tool_call(call_id, f"Call {name}", raw_input=arguments)
+        await self.conn.session_update(session_id, start)
         if not self.servers:
             await self.conn.session_update(
                 session_id, acp.update_tool_call(call_id, status="failed")

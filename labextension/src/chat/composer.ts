@@ -8,7 +8,8 @@ import { Widget } from '@lumino/widgets';
 import type { ContextModel } from '../contextmodel';
 import { APPROVAL_MODES } from '../generated/vocabulary.js';
 import { oneOf } from '../protocol';
-import { element, iconButton } from '../dom';
+import { element, iconButton, styledButton } from '../dom';
+import type { ICellLinks } from '../reveal';
 import type { ChatModel } from './model';
 import { AgentPicker } from './agentpicker';
 import { ContextPicker } from './contextpicker';
@@ -35,7 +36,17 @@ export class Composer extends Widget {
     this._notice = element('div', 'jp-Copilot-ComposerNotice');
     this._notice.setAttribute('role', 'alert');
     this._chip = element('div', 'jp-Copilot-ComposerAttachment');
-    this._chipLabel = element('span', 'jp-Copilot-ComposerAttachmentLabel');
+    // The chip names the cell and is a link to it.
+    this._chipLabel = styledButton(
+      'jp-Copilot-CellLink jp-Copilot-ComposerAttachmentLabel',
+      ''
+    );
+    this._chipLabel.addEventListener('click', () => {
+      const a = this._context.attachment;
+      if (a) {
+        options.cellLinks.reveal(a.cellId);
+      }
+    });
     const detach = iconButton(
       'jp-Copilot-Detach',
       closeIcon,
@@ -239,7 +250,7 @@ export class Composer extends Widget {
   private _onNew: () => void;
   private _notice: HTMLElement;
   private _chip: HTMLElement;
-  private _chipLabel: HTMLElement;
+  private _chipLabel: HTMLButtonElement;
   private _input: HTMLTextAreaElement;
   private _agent: AgentPicker;
   private _contextPicker: ContextPicker;
@@ -262,6 +273,8 @@ export namespace Composer {
     context: ContextModel;
     /** The name of an attached cell, e.g. "Cell 3". */
     cellLabel: (attachment: ContextModel.IAttachment) => string;
+    /** Links to cells, for the attached cell's chip. */
+    cellLinks: ICellLinks;
     /** The words of the panel, in the person's language. */
     trans: TranslationBundle;
     /** What the `+` button does. */

@@ -5,7 +5,8 @@ import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { Panel, Widget } from '@lumino/widgets';
 
-import { element } from '../dom';
+import { element, styledButton } from '../dom';
+import type { ICellLinks } from '../reveal';
 import { ReplyView } from './reply';
 import { ToolCard } from './toolcard';
 import { endNotice, INotice, ITurn } from './transcript';
@@ -26,6 +27,7 @@ export class MessagesView extends Panel {
   constructor(options: MessagesView.IOptions) {
     super();
     this._rendermime = options.rendermime;
+    this._links = options.cellLinks;
     this._trans = options.trans;
     this.addClass('jp-Copilot-Messages');
     this.node.setAttribute('role', 'log');
@@ -69,7 +71,12 @@ export class MessagesView extends Panel {
   updateTurn(index: number, turns: readonly ITurn[]): void {
     let view = this._turns[index];
     if (!view) {
-      view = new Private.TurnView(turns[index], this._rendermime, this._trans);
+      view = new Private.TurnView(
+        turns[index],
+        this._rendermime,
+        this._links,
+        this._trans
+      );
       this._turns[index] = view;
       this.addWidget(view.user);
       this.addWidget(view.agent);
@@ -103,6 +110,7 @@ export class MessagesView extends Panel {
   }
 
   private _rendermime: IRenderMimeRegistry | null;
+  private _links: ICellLinks;
   private _trans: TranslationBundle;
   private _empty: Widget;
   private _turns: Private.TurnView[] = [];
@@ -120,6 +128,8 @@ export namespace MessagesView {
   export interface IOptions {
     /** The renderers of the agent's Markdown; plain text without. */
     rendermime: IRenderMimeRegistry | null;
+    /** Links to the cells that messages and tool calls name. */
+    cellLinks: ICellLinks;
     /** The words of the panel, in the person's language. */
     trans: TranslationBundle;
   }
@@ -136,8 +146,10 @@ namespace Private {
     constructor(
       turn: ITurn,
       rendermime: IRenderMimeRegistry | null,
+      links: ICellLinks,
       trans: TranslationBundle
     ) {
+      this._links = links;
       this._trans = trans;
       const u = element('div', 'jp-Copilot-Message');
       u.dataset.role = 'user';
@@ -145,9 +157,14 @@ namespace Private {
       const a = turn.user.attachment;
       if (a) {
         const label = a.label || trans.__('Cell');
-        const chip = element('span', 'jp-Copilot-AttachmentChip', label);
+        // A link to the cell, as long as an open notebook has it.
+        const chip = styledButton(
+          'jp-Copilot-CellLink jp-Copilot-AttachmentChip',
+          label
+        );
         chip.dataset.cellId = a.cellId;
         chip.title = trans.__('%1 was attached to this message', label);
+        chip.addEventListener('click', () => void links.reveal(a.cellId));
         u.append(chip);
       }
       this.user = new Widget({ node: u });
@@ -206,7 +223,7 @@ namespace Private {
           this._cards.set(call.toolCallId, card);
           this._tools.node.append(card);
         }
-        ToolCard.update(card, call, this._trans);
+        ToolCard.update(card, call, this._links, this._trans);
       }
       this._restarted.setHidden(!turn.restarted);
       this._tools.setHidden(turn.toolCalls.length === 0);
@@ -288,5 +305,6 @@ namespace Private {
     private _footer: Widget;
     private _footerKey: string | null = '';
     private _cards = new Map<string, HTMLElement>();
+    private _links: ICellLinks;
   }
 }

@@ -4,7 +4,8 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { checkIcon, closeIcon, LabIcon } from '@jupyterlab/ui-components';
 
-import { element } from '../dom';
+import { element, styledButton } from '../dom';
+import type { ICellLinks } from '../reveal';
 import { IToolCall, shortError } from './transcript';
 
 /**
@@ -30,7 +31,12 @@ export namespace ToolCard {
     const line = element('div', 'jp-Copilot-ToolCardLine');
     const icon = element('span', 'jp-Copilot-ToolCardIcon');
     icon.setAttribute('role', 'img');
-    line.append(icon, element('span', 'jp-Copilot-ToolCardTitle'));
+    const cell = styledButton(
+      'jp-Copilot-CellLink jp-Copilot-ToolCardCell',
+      ''
+    );
+    cell.hidden = true;
+    line.append(icon, element('span', 'jp-Copilot-ToolCardTitle'), cell);
     const details = element('details', 'jp-Copilot-ToolCardDetails');
     details.append(
       element('summary', '', trans.__('Details')),
@@ -47,8 +53,10 @@ export namespace ToolCard {
   export function update(
     node: HTMLElement,
     call: IToolCall,
+    links: ICellLinks,
     trans: TranslationBundle
   ): void {
+    Private.cellLink(node, call.cellId, links, trans);
     if (node.dataset.status !== call.status) {
       node.dataset.status = call.status;
       const icon = node.querySelector<HTMLElement>('.jp-Copilot-ToolCardIcon')!;
@@ -90,6 +98,33 @@ export namespace ToolCard {
 }
 
 namespace Private {
+  /**
+   * Show the link to the cell a call names while an open notebook has it:
+   * "Cell 3", which brings the cell into view.
+   */
+  export function cellLink(
+    node: HTMLElement,
+    cellId: string | undefined,
+    links: ICellLinks,
+    trans: TranslationBundle
+  ): void {
+    const link = node.querySelector<HTMLButtonElement>(
+      '.jp-Copilot-ToolCardCell'
+    )!;
+    const place = cellId ? links.find(cellId) : null;
+    link.hidden = !place;
+    link.onclick = place ? () => void links.reveal(cellId!) : null;
+    if (place) {
+      link.dataset.cellId = cellId;
+      link.textContent = trans.__('Cell %1', place.index + 1);
+      link.title = trans.__(
+        'Show cell %1 of %2',
+        place.index + 1,
+        place.panel.context.localPath
+      );
+    }
+  }
+
   /**
    * Set a part's text; an empty part is hidden.
    */

@@ -19,6 +19,11 @@ export interface IToolCall {
   readonly output?: string;
   /** ACP's tool kind, e.g. `execute` or `edit`; absent when not said. */
   readonly kind?: string;
+  /**
+   * The cell the call names, as its input gave it (`cellId`, or
+   * `afterCellId` for a new cell); absent when it names none.
+   */
+  readonly cellId?: string;
 }
 
 /**
@@ -75,6 +80,7 @@ export type StreamEvent =
       error: string | null;
       output: string | null;
       kind: string | null;
+      cellId: string | null;
     }
   | { type: 'notice'; text: string }
   | { type: 'end'; stopReason: string; error: string | null };
@@ -140,7 +146,8 @@ export function parseEvent(
             status: Private.str(raw.status),
             error: Private.str(raw.error),
             output: Private.str(raw.output),
-            kind: Private.str(raw.kind)
+            kind: Private.str(raw.kind),
+            cellId: Private.str(raw.cellId)
           }
         : null;
     case 'notice':
@@ -182,8 +189,11 @@ export function applyEvent(turn: ITurn, event: StreamEvent): ITurn {
           // A call that moved on from failing forgets its error.
           error: event.error ?? (moved ? null : (old?.error ?? null))
         },
-        event.output ?? old?.output,
-        event.kind ?? old?.kind
+        {
+          output: event.output ?? old?.output,
+          kind: event.kind ?? old?.kind,
+          cellId: event.cellId ?? old?.cellId
+        }
       );
       if (i < 0) {
         calls.push(call);
@@ -254,8 +264,11 @@ export function parseTurn(raw: unknown): ITurn | null {
             status: Private.str(c.status) ?? 'pending',
             error: Private.str(c.error)
           },
-          Private.str(c.output),
-          Private.str(c.kind)
+          {
+            output: Private.str(c.output),
+            kind: Private.str(c.kind),
+            cellId: Private.str(c.cellId)
+          }
         )
       ),
     stopReason: Private.str(r.stopReason),
@@ -331,19 +344,15 @@ namespace Private {
   }
 
   /**
-   * A tool call with its output and kind, each only when there is one, so
-   * that calls without them keep their old shape.
+   * A tool call with its output, kind and cell, each only when there is
+   * one, so that calls without them keep their old shape.
    */
   export function withOptional(
     call: IToolCall,
-    output: string | null | undefined,
-    kind: string | null | undefined
+    optional: Record<'output' | 'kind' | 'cellId', string | null | undefined>
   ): IToolCall {
-    return {
-      ...call,
-      ...(output ? { output } : {}),
-      ...(kind ? { kind } : {})
-    };
+    const present = Object.entries(optional).filter(([, value]) => !!value);
+    return { ...call, ...Object.fromEntries(present) };
   }
 
   /**

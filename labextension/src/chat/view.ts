@@ -9,6 +9,7 @@ import { Panel, Widget } from '@lumino/widgets';
 
 import type { ContextModel } from '../contextmodel';
 import { element, iconButton } from '../dom';
+import type { ICellLinks } from '../reveal';
 import type { ArchiveModel } from './archive';
 import { ArchiveListView } from './archiveview';
 import { Composer } from './composer';
@@ -47,11 +48,13 @@ export class ChatView extends Panel {
     this.addWidget(new Widget({ node: header }));
     this._messages = new MessagesView({
       rendermime: options.rendermime,
+      cellLinks: options.cellLinks,
       trans
     });
     this._list = new ArchiveListView(this.archive, trans);
     this._archived = new MessagesView({
       rendermime: options.rendermime,
+      cellLinks: options.cellLinks,
       trans
     });
     this._archived.addClass('jp-mod-readonly');
@@ -59,6 +62,7 @@ export class ChatView extends Panel {
       model: this.model,
       context: options.context,
       cellLabel: options.cellLabel,
+      cellLinks: options.cellLinks,
       trans,
       onNewConversation: () => void this.newConversation()
     });
@@ -236,6 +240,8 @@ export namespace ChatView {
     context: ContextModel;
     /** The name of an attached cell, e.g. "Cell 3". */
     cellLabel: (attachment: ContextModel.IAttachment) => string;
+    /** Links to the cells the messages mention by id. */
+    cellLinks: ICellLinks;
     /** JupyterLab's renderers, for the agent's Markdown; plain text without. */
     rendermime: IRenderMimeRegistry | null;
     /** The words of the panel, in the person's language. */

@@ -531,10 +531,14 @@ export class ReviewManager implements IDisposable {
     this._forgetOld();
     this._changed.emit();
     review.closed.connect(this._onClosed, this);
-    const scroller = panel.content.outerNode;
-    if (scroller.contains(view.node)) {
-      ElementExt.scrollIntoViewIfNeeded(scroller, view.node);
-    }
+    // At the next frame, with the layout the browser computes anyway: reading
+    // it now would force a layout of the notebook inside the invoke.
+    requestAnimationFrame(() => {
+      const scroller = panel.content.outerNode;
+      if (!review.isDisposed && scroller.contains(view.node)) {
+        ElementExt.scrollIntoViewIfNeeded(scroller, view.node);
+      }
+    });
   }
 
   /**
