@@ -306,8 +306,8 @@ async def test_the_walkthrough_add_docstrings_review_keep_and_undo(
         assert await links[1].inner_text() == f"Cell {FUNCTIONS + 1}"
         assert await links[1].get_attribute("data-cell-id") == functions
         for link in links:
-            await lab.click_cell(NOTEBOOK, 0)
-            await eventually(lambda: _active_is(lab, 0), "the first cell active")
+            await lab.click_cell(NOTEBOOK, IMPORTS)
+            await eventually(lambda: _active_is(lab, IMPORTS), "another cell active")
             await link.click()
             await eventually(lambda: _active_is(lab, FUNCTIONS), "the link to show its cell")
 
@@ -347,7 +347,10 @@ async def test_the_walkthrough_a_new_cell_then_a_run_after_allow(
         )
         assert note["cell_type"] == "markdown"
         assert note["source"].startswith("### About the cell above")
-        await lab.click_cell(NOTEBOOK, FUNCTIONS + 1)
+        # Z in command mode, with the new (rendered Markdown) cell selected by its prompt.
+        new_cell = lab.notebook(NOTEBOOK).locator(".jp-Cell").nth(FUNCTIONS + 1)
+        await new_cell.locator(".jp-InputPrompt").click()
+        await eventually(lambda: _active_is(lab, FUNCTIONS + 1), "the new cell selected")
         await lab.page.keyboard.press("Escape")
         await lab.page.keyboard.press("z")
         await eventually(lambda: _cell_count_is(lab, count), "Z to take the new cell out")
