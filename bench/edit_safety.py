@@ -81,6 +81,11 @@ FIGURES = {
     "refused_proposals": "refused proposals",
     "keeps": "Keeps applied",
     "refused_keeps": "Keeps refused",
+    "inserts": "new cells proposed",
+    "inserts_kept": "new cells kept",
+    "notebook_undos": "notebook undos of a new cell",
+    "runs": "run requests",
+    "runs_done": "runs allowed and done",
     "keyboard_undos": "keyboard undos",
     "reloads": "reloads",
 }

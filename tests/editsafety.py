@@ -3,8 +3,11 @@
 A Hypothesis rule-based state machine draws what a person, a second collaborator and an
 agent do to one notebook: real keystrokes (Undo and Redo included), clicks, tab switches,
 saves and reloads; proposals made with the current hash or a stale one, several for one
-cell; Keep and Undo on open reviews; aborts; the kill switch engaged and released. The
-expected notebook is modelled here, and after every step the live notebooks, the server and
+cell; proposed new cells (after a cell or at the top) and the notebook's own Undo right
+after one was kept; requests to run a cell, with the hash the agent read or a stale one,
+allowed or denied, with or without typing in the cell while the run card waits; Keep and
+Undo on open reviews; aborts; the kill switch engaged and released. The expected notebook
+is modelled here, cell by cell id, and after every step the live notebooks, the server and
 the page are held to it:
 
 1. each cell holds exactly what people typed plus the proposals that were kept, each applied
@@ -13,7 +16,9 @@ the page are held to it:
    page's model ever held contains a proposal that was not kept;
 3. Undo in the cell's editor right after a Keep restores the cell as it was before the Keep;
 4. a refused Keep changes nothing and says why;
-5. the server, the page and the model agree on which reviews are open.
+5. the server, the page and the model agree on which reviews are open;
+6. a cell runs only when the person allowed it and it still held the source the agent
+   read: every cell's execution count is the model's, which only such a run changes.
 
 The machine runs on a thread of its own: each step runs its coroutines on the test's event
 loop, where the Jupyter server and Playwright live. ``tests/test_edit_safety.py`` runs a
@@ -50,7 +55,7 @@ from jupyter_copilot.killswitch import config_directories
 from tests.eventually import eventually
 from tests.lab import Lab, settled
 from tests.mcpclient import refusal_code, structured
-from tests.server import ABORT, INVOKE, call_action
+from tests.server import ABORT, INSERT_ABORT, INSERT_INVOKE, INVOKE, RUN_INVOKE, call_action
 
 T = TypeVar("T")
 
@@ -58,7 +63,10 @@ T = TypeVar("T")
 PATH = "a.ipynb"
 OTHER = "b.ipynb"
 INITIAL = ["import os", "def total(xs):\n    return sum(xs)\n", "total([1, 2])"]
-CELLS = range(len(INITIAL))
+#: How many cells the notebook may grow to with kept insertions; a step names a cell by an
+#: index below this, taken modulo the cells there are.
+MAX_CELLS = 6
+CELLS = range(MAX_CELLS)
 #: What people type. Proposals carry the marker ``P<n>Q``, which no typing can produce.
 TYPED = "abcdefghijklmnopqrstuvwxyz0123456789 "
 #: Environment of a run: sequences per mode, steps per sequence, seed, where figures go,
@@ -87,6 +95,11 @@ class Figures:
     refused_proposals: int = 0
     keeps: int = 0
     refused_keeps: int = 0
+    inserts: int = 0
+    inserts_kept: int = 0
+    notebook_undos: int = 0
+    runs: int = 0
+    runs_done: int = 0
     keyboard_undos: int = 0
     reloads: int = 0
     seconds: float = 0.0
@@ -112,18 +125,47 @@ class World:
     stopped: bool = False
     #: Whether the person may reload the page (a planted page bug does not survive one).
     reloads: bool = True
+    #: Whether the agent proposes new cells and asks to run cells (issue 16's tools).
+    inserts: bool = True
+    runs: bool = True
     figures: Figures = field(default_factory=Figures)
 
 
 @dataclass
-class Review:
-    """A review the model expects: open, or showing a refused Keep's conflict."""
+class Cell:
+    """One cell of the model: the states its source went through since its undo history
+    began, where it is now, which states a Keep produced, the positions Redo returns to."""
 
-    cell: int
+    id: str
+    history: list[str]
+    position: int = 0
+    kept_states: set[int] = field(default_factory=set)
+    redo: list[int] = field(default_factory=list)
+    #: The collaborator typed here: the person's undo history in this cell is theirs alone.
+    peer_touched: bool = False
+    #: The execution count the cell shows; only a run the person allowed changes it.
+    count: int | None = None
+
+    @property
+    def source(self) -> str:
+        return self.history[self.position]
+
+
+@dataclass
+class Review:
+    """A review the model expects: open, or showing a refused Keep's conflict.
+
+    An edit names its cell; a proposed new cell goes ``offset`` cells after ``anchor`` (1
+    after the cell it follows, 0 before the cell that was first when it was proposed)."""
+
+    cell_id: str | None
     base: str
     new: str
     marker: str
     state: str = "open"  # "open" or "conflict"
+    kind: str = "edit"  # "edit" or "insert"
+    anchor: str | None = None
+    offset: int = 1
 
 
 class Violation(AssertionError):
@@ -164,6 +206,8 @@ def step(function: Callable[..., None]) -> Callable[..., None]:
         arguments = ", ".join(f"{k}={v!r}" for k, v in kwargs.items() if k != "data")
         self.log.append(f"{function.__name__}({arguments})")
         self.world.figures.steps += 1
+        # Only the step right after a Keep of a new cell may undo it with the notebook's Undo.
+        self.inserted_before, self.just_inserted = self.just_inserted, None
         try:
             function(self, **kwargs)
         except Exception as error:
@@ -192,17 +236,15 @@ class EditSafety(RuleBasedStateMachine):
         self.sequence = figures.sequences
         self.log: list[str] = []
         self.broken = False
-        self.sources = list(INITIAL)
-        #: Per cell: the states it went through since its undo history began, where it is
-        #: now, which states a Keep produced, and the positions Redo returns to.
-        self.history = [[s] for s in INITIAL]
-        self.position = [0 for _ in CELLS]
-        self.kept_states: list[set[int]] = [set() for _ in CELLS]
-        self.redo: list[list[int]] = [[] for _ in CELLS]
-        #: Cells the collaborator typed in: the person's undo history there is theirs alone.
-        self.peer_touched = [False for _ in CELLS]
+        #: The notebook's cells, in order; set from the page when the sequence starts.
+        self.cells: list[Cell] = []
         self.reviews: dict[str, Review] = {}
         self.call_ids: list[str] = []
+        #: The kind of every proposal made ("edit" or "insert"), for its abort.
+        self.kinds: dict[str, str] = {}
+        #: The id of the cell the last step's Keep inserted, while nothing else happened since.
+        self.just_inserted: str | None = None
+        self.inserted_before: str | None = None
         self.kept: set[str] = set()
         self.proposal_count = 0
         self.active = PATH
@@ -260,11 +302,39 @@ class EditSafety(RuleBasedStateMachine):
     def peers(self) -> list[Lab]:
         return [self.world.alice] + ([self.world.bob] if self.world.bob else [])
 
+    @property
+    def sources(self) -> list[str]:
+        return [cell.source for cell in self.cells]
+
+    def _cells_now(self) -> list[tuple[str, str]]:
+        """The (id, source) of every cell of the model, as a saved file holds them."""
+        return [(cell.id, cell.source) for cell in self.cells]
+
+    def _cell(self, pick: int) -> tuple[int, Cell]:
+        """The cell a step drew, by its index modulo the cells there are now."""
+        index = pick % len(self.cells)
+        return index, self.cells[index]
+
+    def _by_id(self, cell_id: str | None) -> int:
+        """The index of the cell with this id, or -1."""
+        return next((i for i, c in enumerate(self.cells) if c.id == cell_id), -1)
+
+    def _open_calls(self) -> set[str]:
+        """The calls whose review the server holds open, of both proposal tools."""
+        copilot = self.world.copilot
+        return {
+            call.call_id
+            for tool in (copilot.edit_tool, copilot.insert_tool)
+            for call in tool.calls.open_reviews()
+        }
+
     async def _reset(self) -> None:
-        """Start a sequence from the initial notebook: no reviews, switch released, saved."""
+        """Start a sequence from the initial notebook: its three cells only, no reviews, no
+        run card, switch released, saved."""
         world = self.world
-        for call in world.copilot.edit_tool.calls.open_reviews():
-            await call_action(world.jp_fetch, ABORT, {"data": {"callId": call.call_id}})
+        for call_id in self._open_calls():
+            for abort in (ABORT, INSERT_ABORT):
+                await call_action(world.jp_fetch, abort, {"data": {"callId": call_id}})
         await self._write_kill_switch(False)
         await self._activate(PATH)
         await eventually(lambda: _no_reviews(self.alice), "no open review", timeout=SETTLE)
@@ -275,7 +345,10 @@ class EditSafety(RuleBasedStateMachine):
             )
             await lab.page.evaluate(CLEAR_HISTORY, PATH)
             await lab.page.evaluate(INSTALL_LOG, PATH)
-        if _file_sources(world.root / PATH) != INITIAL:
+        ids = await self.alice.page.evaluate(CELL_IDS, PATH)
+        counts = await self.alice.page.evaluate(COUNTS, PATH)
+        self.cells = [Cell(i, [s], count=c) for i, s, c in zip(ids, INITIAL, counts, strict=True)]
+        if _file_cells(world.root / PATH) != self._cells_now():
             await self._save()
         await self._wait_active(PATH)
 
@@ -322,10 +395,10 @@ class EditSafety(RuleBasedStateMachine):
         if not self.collaborative:
             await lab.notebook(PATH).locator(".jp-Cell .jp-InputPrompt").first.click()
             await lab.page.keyboard.press("Control+s")
-        expected = list(self.sources)
+        expected = self._cells_now()
 
         async def on_disk() -> bool:
-            return _file_sources(self.world.root / PATH) == expected
+            return _file_cells(self.world.root / PATH) == expected
 
         await eventually(on_disk, "the saved file to hold the notebook", timeout=SETTLE * 2)
 
@@ -362,17 +435,17 @@ class EditSafety(RuleBasedStateMachine):
         if text:
             await lab.page.keyboard.type(text)
 
-    def _record(self, cell: int, states: list[str], kept: bool = False) -> None:
+    @staticmethod
+    def _record(cell: Cell, states: list[str], kept: bool = False) -> None:
         """The cell went through ``states`` from its current one (typing or a Keep)."""
-        position = self.position[cell]
-        del self.history[cell][position + 1 :]
-        self.kept_states[cell] = {k for k in self.kept_states[cell] if k <= position}
-        self.history[cell].extend(states)
-        self.position[cell] = len(self.history[cell]) - 1
+        position = cell.position
+        del cell.history[position + 1 :]
+        cell.kept_states = {k for k in cell.kept_states if k <= position}
+        cell.history.extend(states)
+        cell.position = len(cell.history) - 1
         if kept:
-            self.kept_states[cell].add(self.position[cell])
-        self.redo[cell] = []
-        self.sources[cell] = states[-1]
+            cell.kept_states.add(cell.position)
+        cell.redo = []
 
     # -- the person ----------------------------------------------------------------------------
 
@@ -381,21 +454,26 @@ class EditSafety(RuleBasedStateMachine):
     def type_text(self, cell: int, text: str) -> None:
         """Click into a cell and type at its end."""
         self._to_notebook()
-        self.run(self._type(self.alice, cell, ["Control+End"], text))
-        base = self.sources[cell]
+        index, target = self._cell(cell)
+        self.run(self._type(self.alice, index, ["Control+End"], text))
+        self._typed(target, text)
+        self.run(self._settled("the typed text in the notebook"))
+
+    def _typed(self, cell: Cell, text: str) -> None:
+        base = cell.source
         self._record(cell, [base + text[: i + 1] for i in range(len(text))])
         self.world.figures.keystrokes += len(text) + 1
-        self.run(self._settled("the typed text in the notebook"))
 
     @rule(cell=st.sampled_from(CELLS))
     @step
     def select(self, cell: int) -> None:
         """Click a cell's prompt: it becomes the selected cell, in command mode."""
         self._to_notebook()
+        index, _ = self._cell(cell)
         self.run(
             self.alice.notebook(PATH)
             .locator(".jp-Cell")
-            .nth(cell)
+            .nth(index)
             .locator(".jp-InputPrompt")
             .click()
         )
@@ -405,43 +483,44 @@ class EditSafety(RuleBasedStateMachine):
     def undo_keys(self, cell: int) -> None:
         """Ctrl+Z in the cell's editor: back to an earlier state of the person's own edits,
         exactly to the state before a Keep when the Keep was the last of them."""
-        if self.peer_touched[cell]:
+        index, target_cell = self._cell(cell)
+        if target_cell.peer_touched:
             return  # the collaborator's characters are theirs: not modelled
         self._to_notebook()
-        position = self.position[cell]
+        position = target_cell.position
         if position == 0:
             targets = [0]
-        elif position in self.kept_states[cell]:
+        elif position in target_cell.kept_states:
             targets = [position - 1]
         else:
-            floor = max([k for k in self.kept_states[cell] if k <= position], default=0)
+            floor = max([k for k in target_cell.kept_states if k <= position], default=0)
             targets = list(range(floor, position))
-        self.run(self._type(self.alice, cell, ["Control+z"], ""))
+        self.run(self._type(self.alice, index, ["Control+z"], ""))
         self.world.figures.keyboard_undos += 1
-        target = self.run(self._landed(cell, targets, "Ctrl+Z"))
+        target = self.run(self._landed(index, targets, "Ctrl+Z"))
         if target != position:
-            self.redo[cell].append(position)
-        self.position[cell] = target
-        self.sources[cell] = self.history[cell][target]
+            target_cell.redo.append(position)
+        target_cell.position = target
 
     @rule(cell=st.sampled_from(CELLS))
     @step
     def redo_keys(self, cell: int) -> None:
         """Ctrl+Shift+Z in the cell's editor: exactly the state the last Undo left."""
-        if self.peer_touched[cell]:
+        index, target_cell = self._cell(cell)
+        if target_cell.peer_touched:
             return
         self._to_notebook()
-        targets = [self.redo[cell][-1]] if self.redo[cell] else [self.position[cell]]
-        self.run(self._type(self.alice, cell, ["Control+Shift+z"], ""))
-        target = self.run(self._landed(cell, targets, "Ctrl+Shift+Z"))
-        if self.redo[cell]:
-            self.redo[cell].pop()
-        self.position[cell] = target
-        self.sources[cell] = self.history[cell][target]
+        redo = target_cell.redo
+        targets = [redo[-1]] if redo else [target_cell.position]
+        self.run(self._type(self.alice, index, ["Control+Shift+z"], ""))
+        target = self.run(self._landed(index, targets, "Ctrl+Shift+Z"))
+        if redo:
+            redo.pop()
+        target_cell.position = target
 
     async def _landed(self, cell: int, targets: list[int], keys: str) -> int:
-        """Which allowed state the cell is in after an Undo or Redo."""
-        allowed = {self.history[cell][t]: t for t in sorted(targets)}
+        """Which allowed state the cell at this index is in after an Undo or Redo."""
+        allowed = {self.cells[cell].history[t]: t for t in sorted(targets)}
         await asyncio.sleep(0.05)  # nothing to observe when the key may change nothing
 
         async def landed() -> str | None:
@@ -501,10 +580,13 @@ class EditSafety(RuleBasedStateMachine):
         self.run(self._reload())
         self.world.figures.reloads += 1
         self.reviews.clear()
-        self.history = [[s] for s in self.sources]
-        self.position = [0 for _ in CELLS]
-        self.kept_states = [set() for _ in CELLS]
-        self.redo = [[] for _ in CELLS]
+        # The cells come back with their ids, sources and counts, and no undo history.
+        ids = self.run(self.alice.page.evaluate(CELL_IDS, PATH))
+        if ids != [c.id for c in self.cells]:
+            raise Violation(f"the reloaded cells have ids {ids}; expected {self.cells}")
+        self.cells = [
+            Cell(c.id, [c.source], peer_touched=c.peer_touched, count=c.count) for c in self.cells
+        ]
         self.active = PATH
 
     async def _reload(self) -> None:
@@ -529,9 +611,10 @@ class EditSafety(RuleBasedStateMachine):
     def peer_types(self, cell: int, text: str) -> None:
         """The second person types at the end of a cell of the same notebook."""
         assert self.world.bob is not None
-        self.run(self._type(self.world.bob, cell, ["Control+End"], text))
-        self.peer_touched[cell] = True
-        self._record(cell, [self.sources[cell] + text])
+        index, target = self._cell(cell)
+        self.run(self._type(self.world.bob, index, ["Control+End"], text))
+        target.peer_touched = True
+        self._record(target, [target.source + text])
         self.world.figures.keystrokes += len(text) + 1
         self.run(self._settled("the collaborator's typing in both notebooks"))
 
@@ -550,44 +633,89 @@ class EditSafety(RuleBasedStateMachine):
         """The agent proposes with the hash of an earlier state of the cell."""
         self._propose(cell, rewrite=False, fresh=False)
 
-    def _propose(self, cell: int, rewrite: bool, fresh: bool) -> None:
+    def _next_call(self, kind: str) -> tuple[int, str, str]:
+        """A new proposal's number, marker and callId."""
         self.proposal_count += 1
         number = self.proposal_count
-        marker = f"P{number}Q"
         call_id = f"s{self.sequence}-p{number}"
         self.call_ids.append(call_id)
-        current = self.sources[cell]
-        if self.active == PATH:
-            self.run(self._read())
+        self.kinds[call_id] = kind
+        return number, f"P{number}Q", call_id
+
+    def _hash_read(self, cell: Cell, fresh: bool) -> str:
+        """The hash the agent sends: of the cell as it is, or of an earlier state of it."""
+        current = cell.source
         if fresh:
-            expected_hash = source_hash(current)
-        else:
-            earlier = [s for s in self.history[cell] if s != current]
-            expected_hash = source_hash(earlier[-1] if earlier else current + " ")
-        new = f"value = {number}  # {marker}\n" if rewrite else f"{current}\n# {marker}"
+            return source_hash(current)
+        earlier = [s for s in cell.history if s != current]
+        return source_hash(earlier[-1] if earlier else current + " ")
+
+    def _expected(self, fresh: bool = True) -> tuple[int, str | None]:
+        """How the server answers a call before any review or card opens."""
         if self.killed:
-            expected: tuple[int, str | None] = (503, "kill-switch")
-        elif self.active != PATH:
-            expected = (409, "artifact-mismatch")
-        elif not fresh:
-            expected = (409, "stale-source")
-        else:
-            expected = (200, None)
-        status, body = self.run(self._invoke(cell, expected_hash, new, call_id))
+            return (503, "kill-switch")
+        if self.active != PATH:
+            return (409, "artifact-mismatch")
+        if not fresh:
+            return (409, "stale-source")
+        return (200, None)
+
+    def _answered(
+        self, what: str, answer: tuple[int, dict[str, Any]], expected: tuple[int, str | None]
+    ) -> None:
+        status, body = answer
         code = body.get("error", {}).get("code")
         if (status, code) != expected:
             raise Violation(
-                f"proposal answered {status} {body!r}; expected {expected!r}; "
+                f"{what} answered {status} {body!r}; expected {expected!r}; "
                 + self.run(self._where())
             )
+
+    def _propose(self, cell: int, rewrite: bool, fresh: bool) -> None:
+        number, marker, call_id = self._next_call("edit")
+        _, target = self._cell(cell)
+        current = target.source
+        if self.active == PATH:
+            self.run(self._read())
+        expected_hash = self._hash_read(target, fresh)
+        new = f"value = {number}  # {marker}\n" if rewrite else f"{current}\n# {marker}"
+        expected = self._expected(fresh)
+        data = {"cellId": target.id, "expectedSourceHash": expected_hash, "newSource": new}
+        self._answered("proposal", self.run(self._invoke(INVOKE, data, call_id)), expected)
         self.world.figures.proposals += 1
-        if status != 200:
+        if expected[0] != 200:
             self.world.figures.refused_proposals += 1
             return
         for other_id, other in list(self.reviews.items()):
-            if other.cell == cell:
+            if other.kind == "edit" and other.cell_id == target.id:
                 del self.reviews[other_id]  # superseded by the newer proposal
-        self.reviews[call_id] = Review(cell, current, new, marker)
+        self.reviews[call_id] = Review(target.id, current, new, marker)
+        self.run(_review(self.alice, call_id).wait_for(state="visible", timeout=SETTLE * 1000))
+
+    @precondition(lambda self: self.world.inserts)
+    @rule(cell=st.sampled_from(CELLS), top=st.booleans())
+    @step
+    def propose_insert(self, cell: int, top: bool) -> None:
+        """The agent proposes a new code cell after one cell, or at the top: a pending cell
+        that changes no cell until Keep. Not when the notebook is already long."""
+        if len(self.cells) + len([r for r in self.reviews.values() if r.kind == "insert"]) >= (
+            MAX_CELLS
+        ):
+            return
+        number, marker, call_id = self._next_call("insert")
+        if self.active == PATH:
+            self.run(self._read())
+        _, after = self._cell(cell)
+        new = f"inserted = {number}  # {marker}\n"
+        data = {"afterCellId": None if top else after.id, "cellType": "code", "source": new}
+        expected = self._expected()
+        self._answered("insert", self.run(self._invoke(INSERT_INVOKE, data, call_id)), expected)
+        self.world.figures.inserts += 1
+        if expected[0] != 200:
+            return
+        # At the top, the page anchors the new cell before the cell that is first now.
+        anchor, offset = (self.cells[0].id, 0) if top else (after.id, 1)
+        self.reviews[call_id] = Review(None, "", new, marker, "open", "insert", anchor, offset)
         self.run(_review(self.alice, call_id).wait_for(state="visible", timeout=SETTLE * 1000))
 
     async def _where(self) -> str:
@@ -618,17 +746,97 @@ class EditSafety(RuleBasedStateMachine):
             raise Violation(f"the agent read {read!r}, the notebook holds {self.sources!r}")
 
     async def _invoke(
-        self, cell: int, expected_hash: str, new: str, call_id: str
+        self, action: str, data: dict[str, Any], call_id: str
     ) -> tuple[int, dict[str, Any]]:
-        cell_ids = await self.alice.page.evaluate(CELL_IDS, PATH)
-        data = {
-            "artifactId": self.world.copilot.edit_tool.host.artifact_id(PATH),
-            "cellId": cell_ids[cell],
-            "expectedSourceHash": expected_hash,
-            "newSource": new,
+        """One tool call on the person's page, on the notebook under test."""
+        artifact = self.world.copilot.edit_tool.host.artifact_id(PATH)
+        body = {
+            "data": {"artifactId": artifact, **data},
+            "callId": call_id,
+            "pageId": await self.alice.page_id(),
         }
-        body = {"data": data, "callId": call_id, "pageId": await self.alice.page_id()}
-        return await call_action(self.world.jp_fetch, INVOKE, body)
+        return await call_action(self.world.jp_fetch, action, body)
+
+    @precondition(lambda self: self.world.runs)
+    @rule(
+        cell=st.sampled_from(CELLS),
+        fresh=st.booleans(),
+        typed=st.text(TYPED, max_size=3),
+        allow=st.booleans(),
+    )
+    @step
+    def request_run(self, cell: int, fresh: bool, typed: str, allow: bool) -> None:
+        """The agent asks to run a cell with the hash it read (or a stale one); the run card
+        shows; the person may type into that cell while it waits; then Allow or Deny. The
+        cell runs only when allowed and still holding exactly the source the agent read."""
+        self.proposal_count += 1
+        call_id = f"s{self.sequence}-r{self.proposal_count}"
+        index, target = self._cell(cell)
+        if self.active == PATH:
+            self.run(self._read())
+        expected_hash = self._hash_read(target, fresh)
+        self.world.figures.runs += 1
+        self.run(self._request_run(index, target, expected_hash, fresh, typed, allow, call_id))
+
+    async def _request_run(
+        self,
+        index: int,
+        cell: Cell,
+        expected_hash: str,
+        fresh: bool,
+        typed: str,
+        allow: bool,
+        call_id: str,
+    ) -> None:
+        lab = self.alice
+        data = {"cellId": cell.id, "expectedSourceHash": expected_hash}
+        call = asyncio.ensure_future(self._invoke(RUN_INVOKE, data, call_id))
+        card = lab.page.locator(".jp-Copilot-Approval[data-kind='run']")
+        try:
+
+            async def card_or_answer() -> bool:
+                return call.done() or await card.is_visible()
+
+            await eventually(card_or_answer, "a run card, or the run's refusal", timeout=SETTLE)
+            expected = self._expected(fresh)
+            if call.done():
+                # Refused before any card: the switches, the notebook in front, and (only
+                # where the server holds a live shared document) a stale hash.
+                if expected == (409, "stale-source") and not self.collaborative:
+                    raise Violation("a stale run was refused before its card showed")
+                self._answered("run request", call.result(), expected)
+                return
+            if self._expected() != (200, None):
+                raise Violation(f"a run card showed; expected {self._expected()!r} at once")
+            line = card.locator(".jp-Copilot-ApprovalSource")
+            if typed:
+                await self._type(lab, index, ["Control+End"], typed)
+                self._typed(cell, typed)
+                await self._settled("the text typed while the run card waits")
+            stale = "true" if (typed or not fresh) else "false"
+
+            async def card_follows() -> bool:
+                return await line.get_attribute("data-stale") == stale
+
+            await eventually(card_follows, f"the run card to say stale={stale}", timeout=SETTLE)
+            button = ".jp-Copilot-ApprovalAllow" if allow else ".jp-Copilot-ApprovalDeny"
+            await card.locator(button).click(timeout=SETTLE * 1000)
+            answer = await asyncio.wait_for(asyncio.shield(call), STEP_TIMEOUT / 2)
+            await card.wait_for(state="detached", timeout=SETTLE * 1000)
+        finally:
+            if not call.done():
+                call.cancel()
+        if not allow:
+            self._answered("a denied run", answer, (403, "denied"))
+        elif stale == "true":
+            self._answered("a run of a changed cell", answer, (409, "stale-source"))
+        else:
+            self._answered("an allowed run", answer, (200, None))
+            count = answer[1]["result"]["executionCount"]
+            if not isinstance(count, int) or count == cell.count:
+                raise Violation(f"an allowed run answered the execution count {count!r}")
+            cell.count = count
+            self.world.figures.runs_done += 1
 
     @rule(pick=st.integers(0, 31))
     @step
@@ -640,8 +848,9 @@ class EditSafety(RuleBasedStateMachine):
         self.log[-1] = f"abort(call={call_id!r})"
         review = self.reviews.get(call_id)
         was_open = review is not None and review.state == "open"
+        action = INSERT_ABORT if self.kinds[call_id] == "insert" else ABORT
         status, body = self.run(
-            call_action(self.world.jp_fetch, ABORT, {"data": {"callId": call_id}})
+            call_action(self.world.jp_fetch, action, {"data": {"callId": call_id}})
         )
         if (status, body) != (200, {"result": {"aborted": was_open}}):
             raise Violation(f"abort answered {status} {body!r}; expected aborted={was_open}")
@@ -668,7 +877,6 @@ class EditSafety(RuleBasedStateMachine):
 
     def _keep(self, call_id: str) -> None:
         review = self.reviews[call_id]
-        cell = review.cell
         if review.state == "conflict":
             # A review refused for a changed cell offers no Keep any more, only Dismiss,
             # and keeps saying why.
@@ -683,7 +891,11 @@ class EditSafety(RuleBasedStateMachine):
             if len(self._decisions(call_id)) != decisions:
                 raise Violation("a Keep under the kill switch reported a decision")
             return
-        if self.sources[cell] != review.base:
+        if review.kind == "insert":
+            self._keep_insert(call_id, review)
+            return
+        cell = self.cells[self._by_id(review.cell_id)]
+        if cell.source != review.base:
             self.world.figures.refused_keeps += 1
             review.state = "conflict"
             self.run(self._says(call_id, "conflict", "changed"))
@@ -697,14 +909,60 @@ class EditSafety(RuleBasedStateMachine):
         self.run(self._decided(call_id, "keep"))
         self.run(self._settled("the kept proposal in the notebook"))
 
+    def _keep_insert(self, call_id: str, review: Review) -> None:
+        """A kept new cell goes where its anchor says, as a cell of its own with a new id."""
+        anchor = self._by_id(review.anchor)
+        if anchor < 0:
+            raise Violation(f"the model lost the anchor of {call_id}")  # no step deletes cells
+        index = anchor + review.offset
+        self.run(_review(self.alice, call_id).wait_for(state="detached", timeout=SETTLE * 1000))
+        del self.reviews[call_id]
+        self.kept.add(review.marker)
+        known = {c.id for c in self.cells}
+        ids = self.run(self.alice.page.evaluate(CELL_IDS, PATH))
+        if len(ids) != len(self.cells) + 1 or ids[index] in known:
+            raise Violation(f"a kept new cell for index {index}: the cells are now {ids}")
+        self.cells.insert(index, Cell(ids[index], [review.new]))
+        self.world.figures.keeps += 1
+        self.world.figures.inserts_kept += 1
+        self.just_inserted = ids[index]
+        self.run(self._decided(call_id, "keep"))
+        self.run(self._settled("the kept new cell in the notebook"))
+
     @rule()
     @step
-    def keep_latest(self) -> None:
-        """Press Keep on the newest review, as after reading it."""
+    def notebook_undo(self) -> None:
+        """Right after a new cell was kept, the notebook's Undo (Z in command mode) takes it
+        out again, leaving every other cell as it was. At any other time, nothing."""
+        if self.inserted_before is not None:
+            self._undo_insert(self.inserted_before)
+
+    def _undo_insert(self, cell_id: str) -> None:
+        index = self._by_id(cell_id)
+        self.run(self._notebook_undo(index))
+        del self.cells[index]
+        self.world.figures.notebook_undos += 1
+        self.run(self._settled("the notebook without the new cell after Z"))
+
+    async def _notebook_undo(self, index: int) -> None:
+        prompt = self.alice.notebook(PATH).locator(".jp-Cell").nth(index).locator(".jp-InputPrompt")
+        await prompt.click()
+        await self.alice.page.keyboard.press("z")
+
+    @rule(then_undo=st.booleans())
+    @step
+    def keep_latest(self, then_undo: bool) -> None:
+        """Press Keep on the newest review, as after reading it; a new cell just kept may
+        then be taken out again with the notebook's Undo, as a person who changed their
+        mind does."""
         if not self.reviews:
             return
         self._to_notebook()
         self._keep(list(self.reviews)[-1])
+        if then_undo and self.just_inserted is not None:
+            self.log[-1] += " then Z"
+            self._undo_insert(self.just_inserted)
+            self.just_inserted = None
 
     @rule(pick=st.integers(0, 7))
     @step
@@ -786,6 +1044,11 @@ class EditSafety(RuleBasedStateMachine):
             live = await self._live(lab)
             if live != self.sources:
                 raise Violation(f"the notebook holds {live!r}; expected {self.sources!r}")
+        counts = await self.alice.page.evaluate(COUNTS, PATH)
+        if counts != [c.count for c in self.cells]:
+            raise Violation(
+                f"the execution counts are {counts}; expected {[c.count for c in self.cells]}"
+            )
         for lab in self.peers():
             seen: list[str] = await lab.page.evaluate(TAKE_LOG)
             for source in seen:
@@ -795,7 +1058,7 @@ class EditSafety(RuleBasedStateMachine):
         expected_open = {c for c, r in self.reviews.items() if r.state == "open"}
 
         async def agree() -> bool:
-            server = {c.call_id for c in self.world.copilot.edit_tool.calls.open_reviews()}
+            server = self._open_calls()
             shown = await self.alice.page.evaluate(REVIEWS)
             page_open = {r["callId"] for r in shown if r["state"] != "conflict"}
             page_all = {r["callId"] for r in shown}
@@ -804,7 +1067,7 @@ class EditSafety(RuleBasedStateMachine):
         try:
             await eventually(agree, "", timeout=SETTLE)
         except AssertionError:
-            server = sorted(c.call_id for c in self.world.copilot.edit_tool.calls.open_reviews())
+            server = sorted(self._open_calls())
             shown = await self.alice.page.evaluate(REVIEWS)
             raise Violation(
                 f"open reviews disagree: server {server}, page {shown}, "
@@ -847,13 +1110,14 @@ async def _no_reviews(lab: Lab) -> bool:
     return not left
 
 
-def _file_sources(path: Path) -> list[str] | None:
+def _file_cells(path: Path) -> list[tuple[str, str]] | None:
+    """The (id, source) of each cell of a notebook file."""
     try:
         notebook = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return [
-        "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        (c.get("id"), "".join(c["source"]) if isinstance(c["source"], list) else c["source"])
         for c in notebook["cells"]
     ]
 
@@ -906,6 +1170,10 @@ CELL_IDS = f"""path => {{ {_PANEL}
     return [...panelOf(path).content.model.cells].map(c => c.id);
 }}"""
 
+COUNTS = f"""path => {{ {_PANEL}
+    return [...panelOf(path).content.model.cells].map(c => c.executionCount ?? null);
+}}"""
+
 OPEN = """async path => {
     const widget = await window.jupyterapp.commands.execute('docmanager:open', {path});
     await widget.context.ready;
@@ -932,12 +1200,17 @@ CURRENT_PATH = """() => {
 }"""
 
 RESET = f"""({{path, sources}}) => {{ {_PANEL}
-    const cells = [...panelOf(path).content.model.cells];
-    cells.forEach((cell, i) => cell.sharedModel.setSource(sources[i]));
+    const shared = panelOf(path).content.model.sharedModel;
+    if (shared.cells.length > sources.length) {{
+        shared.deleteCellRange(sources.length, shared.cells.length);
+    }}
+    sources.forEach((source, i) => shared.cells[i].setSource(source));
 }}"""
 
 CLEAR_HISTORY = f"""path => {{ {_PANEL}
-    for (const cell of panelOf(path).content.model.cells) {{ cell.sharedModel.clearUndoHistory(); }}
+    const model = panelOf(path).content.model;
+    for (const cell of model.cells) {{ cell.sharedModel.clearUndoHistory(); }}
+    model.sharedModel.clearUndoHistory();
 }}"""
 
 INSTALL_LOG = f"""path => {{ {_PANEL}
@@ -990,12 +1263,20 @@ INSTALL_LOG = f"""path => {{ {_PANEL}
             }};
         }}
     }}
-    for (const cell of panelOf(path).content.model.cells) {{
-        if (cell.__editSafetyLogged) {{ continue; }}
+    const model = panelOf(path).content.model;
+    const log = cell => {{
+        if (cell.__editSafetyLogged) {{ return; }}
         cell.__editSafetyLogged = true;
+        window.__editSafetyLog.push(cell.sharedModel.getSource());
         cell.sharedModel.changed.connect(
             () => window.__editSafetyLog.push(cell.sharedModel.getSource()));
+    }};
+    if (!model.__editSafetyLogged) {{
+        // A cell added to the notebook, by anyone, is logged from its first source on.
+        model.__editSafetyLogged = true;
+        model.cells.changed.connect(() => {{ for (const cell of model.cells) {{ log(cell); }} }});
     }}
+    for (const cell of model.cells) {{ log(cell); }}
 }}"""
 
 TAKE_LOG = """() => {

@@ -124,16 +124,26 @@ async def test_no_keystroke_is_lost_and_nothing_is_written_without_keep(
         assert figures.sequences >= sequences
 
 
-#: A bug planted in the page for the proof that the machine can fail: once a review shows, a
-#: space is written into its cell, as a tool that writes before Keep would.
-PLANTED_WRITE = """() => window.setInterval(() => {
-    for (const node of document.querySelectorAll('.jp-Copilot-Review:not([data-planted])')) {
-        node.dataset.planted = 'yes';
-        const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
-        const cell = [...cells].find(c => c.id === node.dataset.cellId);
-        cell.sharedModel.setSource(cell.sharedModel.getSource() + ' ');
-    }
-}, 20)"""
+def planted(selector: str, act: str) -> str:
+    """A bug planted in the page: ``act`` runs on each new node matching ``selector``
+    (as ``node``) in the same task that added it, so that the step that showed the node
+    sees its effect every time and a failing sequence replays exactly while it shrinks."""
+    return f"""() => new MutationObserver(() => {{
+        for (const node of document.querySelectorAll('{selector}:not([data-planted])')) {{
+            node.dataset.planted = 'yes';
+            const model = window.jupyterapp.shell.currentWidget.content.model;
+            {act}
+        }}
+    }}).observe(document.body, {{childList: true, subtree: true}})"""
+
+
+#: For the proof that the machine can fail: once a review shows, a space is written into its
+#: cell, as a tool that writes before Keep would.
+PLANTED_WRITE = planted(
+    ".jp-Copilot-Review",
+    """const cell = [...model.cells].find(c => c.id === node.dataset.cellId);
+            cell.sharedModel.setSource(cell.sharedModel.getSource() + ' ');""",
+)
 
 
 @pytest.mark.timeout(1200)
@@ -143,6 +153,7 @@ async def test_a_write_before_keep_is_caught_and_shrunk_to_a_short_reproduction(
 ) -> None:
     async with world_of(lab_server, jp_fetch, jp_root_dir, copilot, False) as world:
         world.reloads = False
+        world.inserts = world.runs = False
         await world.alice.page.evaluate(PLANTED_WRITE)
         with pytest.raises(Violation) as failure:
             await asyncio.to_thread(run_machine, world, 30, 12, 20261201)
@@ -159,3 +170,36 @@ async def test_a_write_before_keep_is_caught_and_shrunk_to_a_short_reproduction(
     assert any(line.startswith("state.propose(") for line in steps), notes
     assert len(steps) <= 8, notes
     assert "unkept proposal" in str(failure.value) or "the notebook holds" in str(failure.value)
+
+
+#: Once a run card shows, the active cell runs, as a tool that runs code before the person
+#: allows it would.
+PLANTED_RUN = planted(
+    '.jp-Copilot-Approval[data-kind="run"]',
+    "window.jupyterapp.commands.execute('notebook:run-cell');",
+)
+
+#: Once a pending cell shows, a cell is already added to the notebook.
+PLANTED_INSERT = planted(
+    ".jp-Copilot-PendingCell",
+    "model.sharedModel.insertCell(model.cells.length, {cell_type: 'code', source: 'P0Q'});",
+)
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("jp_server_config", ["solo"], indirect=True)
+@pytest.mark.parametrize(
+    ("planted", "caught"),
+    [(PLANTED_RUN, "execution counts"), (PLANTED_INSERT, "the notebook holds")],
+    ids=["run-before-allow", "insert-before-keep"],
+)
+async def test_a_run_before_allow_or_an_insert_before_keep_is_caught(
+    jp_server_config, lab_server, jp_fetch, jp_root_dir, copilot, planted, caught
+) -> None:
+    async with world_of(lab_server, jp_fetch, jp_root_dir, copilot, False) as world:
+        world.reloads = False
+        world.count_violations = True
+        await world.alice.page.evaluate(planted)
+        figures = await asyncio.to_thread(run_machine, world, 8, 25, 20261203)
+    assert figures.violations, figures.as_json()
+    assert any(caught in v["error"] for v in figures.violations), figures.violations
