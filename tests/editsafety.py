@@ -55,7 +55,15 @@ from jupyter_copilot.killswitch import config_directories
 from tests.eventually import eventually
 from tests.lab import Lab, settled
 from tests.mcpclient import refusal_code, structured
-from tests.server import ABORT, INSERT_ABORT, INSERT_INVOKE, INVOKE, RUN_INVOKE, call_action
+from tests.server import (
+    ABORT,
+    INSERT_ABORT,
+    INSERT_INVOKE,
+    INVOKE,
+    RUN_ABORT,
+    RUN_INVOKE,
+    call_action,
+)
 
 T = TypeVar("T")
 
@@ -825,6 +833,9 @@ class EditSafety(RuleBasedStateMachine):
             await card.wait_for(state="detached", timeout=SETTLE * 1000)
         finally:
             if not call.done():
+                # A step that failed leaves no card behind for the next sequence.
+                abort = {"data": {"callId": call_id}}
+                await call_action(self.world.jp_fetch, RUN_ABORT, abort)
                 call.cancel()
         if not allow:
             self._answered("a denied run", answer, (403, "denied"))

@@ -122,6 +122,17 @@ async def test_agents_lists_the_configured_agent_the_context_refs_and_the_modes(
     assert "scripted_agent.py" not in json.dumps(body)
 
 
+async def test_conversations_created_in_the_same_second_are_listed_newest_first(
+    jp_fetch: Any, copilot: Any
+) -> None:
+    ids = [await create(jp_fetch, chatOnly=True) for _ in range(3)]
+    # createdAt counts whole seconds: make all three fall in one.
+    for conversation in copilot.conversations.listed("owner"):
+        conversation.created_at = "2026-12-02T18:00:00Z"
+    _, listed = await api(jp_fetch, "conversations")
+    assert [c["id"] for c in listed["conversations"]] == ids[::-1]
+
+
 # -- what reaches the agent --------------------------------------------------------------------
 
 

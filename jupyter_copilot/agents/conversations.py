@@ -129,8 +129,12 @@ class Conversations:
         return conversation
 
     def listed(self, owner: str) -> list[Conversation]:
-        """The owner's conversations, newest first."""
-        mine = [c for c in self._by_id.values() if c.owner == owner]
+        """The owner's conversations, newest first.
+
+        ``createdAt`` counts whole seconds: conversations created in the same second keep
+        the order they were created (or stored) in, newest first too, since a reverse sort
+        keeps equal items in the order given."""
+        mine = [c for c in reversed(self._by_id.values()) if c.owner == owner]
         return sorted(mine, key=lambda c: c.created_at, reverse=True)
 
     def get(self, owner: str, conversation_id: str) -> Conversation:
