@@ -189,17 +189,17 @@ PLANTED_INSERT = planted(
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("jp_server_config", ["solo"], indirect=True)
 @pytest.mark.parametrize(
-    ("planted", "caught"),
+    ("bug", "caught"),
     [(PLANTED_RUN, "execution counts"), (PLANTED_INSERT, "the notebook holds")],
     ids=["run-before-allow", "insert-before-keep"],
 )
 async def test_a_run_before_allow_or_an_insert_before_keep_is_caught(
-    jp_server_config, lab_server, jp_fetch, jp_root_dir, copilot, planted, caught
+    jp_server_config, lab_server, jp_fetch, jp_root_dir, copilot, bug, caught
 ) -> None:
     async with world_of(lab_server, jp_fetch, jp_root_dir, copilot, False) as world:
         world.reloads = False
         world.count_violations = True
-        await world.alice.page.evaluate(planted)
+        await world.alice.page.evaluate(bug)
         figures = await asyncio.to_thread(run_machine, world, 8, 25, 20261203)
     assert figures.violations, figures.as_json()
     assert any(caught in v["error"] for v in figures.violations), figures.violations
