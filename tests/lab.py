@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from tests.eventually import eventually
+
 CHROMIUM = os.environ.get("COPILOT_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -196,6 +198,22 @@ class Lab:
             .filter(has_text=name)
             .first.click()
         )
+
+    async def state_selecting(self, cell_id: str) -> dict[str, Any]:
+        """The newest state message the page sent with exactly ``cell_id`` selected.
+
+        The browser reports a sent WebSocket frame as an event that may reach the test after
+        the server has already acted on that frame, so this waits for it.
+        """
+
+        def sent() -> dict[str, Any] | None:
+            for message in reversed(self.traffic.of_type("state")):
+                active = message["state"].get("activeNotebook") or {}
+                if active.get("selectedCellIds") == [cell_id]:
+                    return message["state"]  # type: ignore[no-any-return]
+            return None
+
+        return await eventually(sent, f"the page's state message selecting cell {cell_id}")
 
     async def pill(self) -> Any:
         """The pill element, once shown."""

@@ -71,7 +71,7 @@ async def test_selecting_a_cell_shows_the_pill_and_serves_that_cell(
         # As the editor shows it: two lines of code and the empty line after the newline.
         assert "3 lines" in text and "return sum" not in text
         # The page's own hash (TypeScript) agrees with the server's (Python).
-        state = lab.traffic.of_type("state")[-1]["state"]
+        state = await lab.state_selecting(cell_id)
         assert state["activeNotebook"]["selectedCellHash"] == source_hash(A_CELLS[1])
         # Without a pageId the only page answers the same.
         assert (await get_context(jp_fetch))[1]["value"]["cellId"] == cell["value"]["cellId"]

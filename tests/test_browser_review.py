@@ -100,8 +100,18 @@ def review_of(lab: Lab, call_id: str) -> Any:
     return lab.page.locator(f".jp-Copilot-Review[data-call-id='{call_id}']")
 
 
-async def decisions(lab: Lab, call_id: str) -> list[str]:
+def reported(lab: Lab, call_id: str) -> list[str]:
+    """The decisions the page has reported on one review so far."""
     return [m["decision"] for m in lab.traffic.of_type("review") if m["callId"] == call_id]
+
+
+async def decisions(lab: Lab, call_id: str) -> list[str]:
+    """The decisions the page reported on one review, once it has reported one.
+
+    The browser reports sent frames as events that can reach the test after the page's DOM
+    already shows the decision, so this waits for the first one.
+    """
+    return await eventually(lambda: reported(lab, call_id), f"the page's decision on {call_id}")
 
 
 async def test_a_proposal_opens_a_visible_review_and_changes_nothing(
@@ -146,7 +156,7 @@ async def test_keep_applies_exactly_the_proposal_and_one_undo_restores(
         await review.wait_for(state="detached")
         assert await model_source(lab, cell["cellId"]) == NEW
         assert await decisions(lab, "keep") == ["keep"]
-        assert [m["callId"] for m in lab.traffic.of_type("keep")] == ["keep"]
+        assert [m["callId"] for m in lab.traffic.of_type("keep")] == ["keep"]  # sent before
         # One undo step, from the cell's editor.
         await lab.click_cell("a.ipynb", 1)
         await lab.page.keyboard.press("Control+z")
@@ -417,7 +427,7 @@ async def _source_is(lab: Lab, cell_id: str, source: str) -> bool:
 
 
 async def _has_decision(lab: Lab, call_id: str, decision: str) -> bool:
-    return decision in await decisions(lab, call_id)
+    return decision in reported(lab, call_id)
 
 
 async def _selected(jp_fetch: Any, source: str) -> dict[str, Any] | None:
@@ -587,7 +597,7 @@ class TestDocumentOpenedReadOnly:
         async with lab_page(lab_server) as lab:
             await open_notebook(lab, jp_fetch, "readonly-a.ipynb")
             cell = await selected_cell(lab, jp_fetch, "readonly-a.ipynb", 1)
-            state = lab.traffic.of_type("state")[-1]["state"]
+            state = await lab.state_selecting(cell["cellId"])
             assert state["activeNotebook"]["writable"] is False
             status, body = await propose(jp_fetch, proposal(cell), "ro")
             assert (status, body["error"]["code"]) == (403, "read-only")
