@@ -4,17 +4,20 @@ Real ``jupyter lab`` and headless Chromium (the server and page helpers of
 ``context_latency.py``), one notebook of 10 cells and one of 2,000, opened in turn. For each:
 sequential ``edit-cell.invoke`` calls on one cell, each a new proposal that supersedes the
 previous review, then sequential ``insert-cell.invoke`` calls after the same cell, each
-pending cell withdrawn (``insert-cell.abort``) before the next call. It prints the client
-round trip (the call is answered once the page shows the review), the server's own check
-time from the ``edit/review-opened`` events (read from ``/api/events/subscribe``), and what
+pending cell withdrawn (``insert-cell.abort``) before the next call, then sequential
+``run-cell.invoke`` requests for the same cell, each withdrawn (``run-cell.abort``) once its
+run card shows, so nothing runs. It prints the client round trip (an edit or insert call is
+answered once the page shows the review; a run request is timed to the moment its card
+enters the side panel, by the page's clock), the server's own check time from the
+``edit/review-opened`` events (read from ``/api/events/subscribe``), and what
 each call cost the page's main thread (Chromium's task, style and layout durations, opening
 and closing included), then the 2,000-cell/10-cell ratio of each p95. Last, rounds of
 concurrent calls on distinct cells of the long notebook.
 
 Nothing is kept: every review is superseded, withdrawn or undone, so each cell's hash stays
 the same. The exit status is 1 only when something is functionally wrong (a call not
-answered 200, a review missing from the page, a decision not reported, a cell changed),
-never for timings.
+answered 200, a review or card missing from the page, a decision not reported, a cell
+changed), never for timings.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ CELLS, PARALLEL, TARGET = 24, 20, 2  # soak.py's notebook; concurrent calls; the
 ACTIONS = "/copilot/api/actions/jupyter_copilot.notebook."
 GET_CONTEXT, INVOKE = ACTIONS + "get-context", ACTIONS + "edit-cell.invoke"
 INSERT, INSERT_ABORT = ACTIONS + "insert-cell.invoke", ACTIONS + "insert-cell.abort"
+RUN, RUN_ABORT = ACTIONS + "run-cell.invoke", ACTIONS + "run-cell.abort"
 EVENTS = "https://events.jupyter.org/jupyter_copilot/edit/"
 OPENED = EVENTS + "review-opened/v1"  # the server's latencyMs and checkMs of each call
 DECISION, REFUSED = EVENTS + "decision/v1", EVENTS + "refused/v1"
@@ -69,6 +73,30 @@ PLACEHOLDERS_JS = """() => window.jupyterapp.shell.currentWidget.content.widgets
 REVIEW_IDS_JS = (
     "() => [...document.querySelectorAll('.jp-Copilot-Review')].map(n => n.dataset.callId)"
 )
+RUN_CARD_SELECTOR = ".jp-Copilot-Approval[data-kind='run']"
+PANEL_JS = "document.getElementById('jupyter-copilot-panel')"
+#: Records, in the side panel, when each run card appears (ms since the epoch, as the page
+#: clock reads it); installed once, before the first run request.
+RUN_CARDS_JS = (
+    """selector => {
+    if (window.__benchRunCards) { return; }
+    const seen = window.__benchRunCards = [];
+    const panel = """
+    + PANEL_JS
+    + """;
+    new MutationObserver(records => {
+        const now = performance.timeOrigin + performance.now();
+        for (const record of records) {
+            for (const node of record.addedNodes) {
+                if (node instanceof Element
+                    && (node.matches(selector) || node.querySelector(selector))) {
+                    seen.push(now);
+                }
+            }
+        }
+    }).observe(panel, {childList: true, subtree: true});
+}"""
+)
 #: Resolves after the next frame is drawn, so that a call's rendering is counted with it.
 FRAME_JS = "() => new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)))"
 #: Chromium's cumulative main-thread figures (``Performance.getMetrics``), in seconds.
@@ -76,6 +104,7 @@ METRICS = {"TaskDuration": "task", "RecalcStyleDuration": "style", "LayoutDurati
 KINDS = {
     "edit": "edit-cell.invoke -> review open in the cell, superseding the previous one",
     "insert": "insert-cell.invoke -> pending cell shown, withdrawn by insert-cell.abort after",
+    "run": "run-cell.invoke -> run card shown in the side panel, withdrawn by run-cell.abort",
 }
 T = TypeVar("T")
 
@@ -143,6 +172,12 @@ def insert_body(artifact: str, after: str, n: int, page: str) -> dict[str, Any]:
     source = f"summary = frame.describe()\nsummary.loc['mean']  # insert {n}"
     data = {"artifactId": artifact, "afterCellId": after, "cellType": "code", "source": source}
     return {"data": data, "callId": f"bench-insert-{n}-{secrets.token_hex(4)}", "pageId": page}
+
+
+def run_body(artifact: str, cell: str, source: str, n: int, page: str) -> dict[str, Any]:
+    """The request body of one run request for ``cell``, with the hash of its source."""
+    data = {"artifactId": artifact, "cellId": cell, "expectedSourceHash": source_hash(source)}
+    return {"data": data, "callId": f"bench-run-{n}-{secrets.token_hex(4)}", "pageId": page}
 
 
 class Background:
@@ -345,6 +380,7 @@ class Bench:
     artifact: str = ""
     sources: list[str] = field(default_factory=list)
     undo_pressed: int = 0
+    runner: Client | None = None  # a second connection, for the run requests that wait
 
     def open(self, name: str, count: int, sources: list[str], close: list[str]) -> None:
         """Bring a notebook to the front and make it the one the calls target."""
@@ -380,11 +416,57 @@ class Bench:
             calls.failures.append(f"{body['callId']}: abort answered {status} {raw[:200]!r}")
         self.page.evaluate(FRAME_JS)
 
+    def run_request(self, n: int, calls: Calls) -> None:
+        """One run request for the target cell, timed to its card; withdrawn after.
+
+        The call only returns once the request has ended, so it waits on a thread of its own,
+        and the card's time is the page's clock when the card entered the side panel.
+        """
+        body = run_body(self.artifact, cell_id(TARGET), self.sources[TARGET], n, self.page_id)
+        self.page.evaluate(RUN_CARDS_JS, RUN_CARD_SELECTOR)
+        cards = self.page.evaluate("() => window.__benchRunCards.length")
+        if self.runner is None:
+            self.runner = Client(self.client.port, self.client.token)
+        runner = self.runner
+        answer: list[tuple[float, int, bytes]] = []
+        thread = threading.Thread(
+            target=lambda: answer.append(runner.call("POST", RUN, json.dumps(body)))
+        )
+        started = time.time() * 1000.0
+        thread.start()
+        try:
+            self.page.wait_for_function(
+                "n => window.__benchRunCards.length > n", arg=cards, timeout=30_000
+            )
+        except Exception:  # noqa: BLE001 - a card that never shows is a failure, not an error
+            calls.failures.append(f"{body['callId']}: no run card within 30 s")
+        else:
+            shown = self.page.evaluate("n => window.__benchRunCards[n]", cards)
+            calls.ms.append(shown - started)
+        self.page.evaluate(FRAME_JS)  # the card drawn, outside the timed call
+        abort = {"data": {"callId": body["callId"]}, "pageId": self.page_id}
+        _, status, raw = self.client.call("POST", RUN_ABORT, json.dumps(abort))
+        if status != 200 or json.loads(raw).get("result", {}).get("aborted") is not True:
+            calls.failures.append(f"{body['callId']}: abort answered {status} {raw[:200]!r}")
+        thread.join(30)
+        ended = answer[0] if answer else (0.0, 0, b"{}")
+        code = json.loads(ended[2] or b"{}").get("error", {}).get("code")
+        if (ended[1], code) != (409, "aborted"):
+            calls.failures.append(f"{body['callId']}: run answered {ended[1]} {ended[2][:200]!r}")
+        # In the panel only: a page-wide query would walk the whole notebook each time.
+        with suppress(Exception):
+            self.page.wait_for_function(f"s => !{PANEL_JS}.querySelector(s)", arg=RUN_CARD_SELECTOR)
+        if self.page.evaluate(f"s => !!{PANEL_JS}.querySelector(s)", RUN_CARD_SELECTOR):
+            calls.failures.append(f"{body['callId']}: the run card stayed after the abort")
+        self.page.evaluate(FRAME_JS)
+
     def phase(self, kind: str, count: int, first: int) -> Phase:
         """Warm up, then time ``count`` calls of one kind with the page's main-thread cost."""
-        call = self.edit if kind == "edit" else self.insert
+        call = {"edit": self.edit, "insert": self.insert, "run": self.run_request}[kind]
         calls = Calls("diffReviewOpened" if kind == "edit" else "reviewOpened")
-        seen = len(self.events.of(OPENED)) + WARMUP
+        # A run opens no review: its server checks end in the card, not in an event.
+        opens = 0 if kind == "run" else 1
+        seen = len(self.events.of(OPENED)) + opens * WARMUP
         for n in range(first, first + WARMUP):
             call(n, calls)
         warm, calls.ms = calls.ms, []
@@ -393,7 +475,7 @@ class Bench:
         for n in range(first + WARMUP, first + WARMUP + count):
             call(n, calls)
         after = self.main_thread.read()
-        opened = self.events.wait_opened(seen + count)[seen : seen + count]
+        opened = self.events.wait_opened(seen + opens * count)[seen : seen + opens * count]
         cost = {key: (after[key] - before[key]) / count for key in after}
         if kind == "edit":
             self.undo_all()
@@ -467,7 +549,16 @@ class Bench:
         print(f"\ndecision events: {counts}; expected {expected}  {MARK[ok]}")
         print(f"pending cells withdrawn on abort: {withdrawn} of {inserts}  {MARK[ok]}")
         problems = [] if ok else [f"decisions {counts}, Undo pressed {self.undo_pressed} times"]
-        problems += [f"refused: {e.get('code')}" for e in self.events.of(REFUSED)]
+        # A withdrawn run request is answered `aborted`: expected, one per run request.
+        refused = self.events.of(REFUSED)
+        runs_aborted = [
+            e for e in refused if (e["operation"], e["code"]) == ("run-cell", "aborted")
+        ]
+        runs = notebooks * (WARMUP + calls)
+        ok_runs = len(runs_aborted) == runs
+        print(f"run requests withdrawn on abort: {len(runs_aborted)} of {runs}  {MARK[ok_runs]}")
+        problems += [] if ok_runs else [f"{len(runs_aborted)} run requests aborted of {runs}"]
+        problems += [f"refused: {e['code']}" for e in refused if e not in runs_aborted]
         if review_ids(self.page):
             problems.append(f"reviews still open: {review_ids(self.page)}")
         if self.page.evaluate(SOURCES_JS) != self.sources:
@@ -491,7 +582,9 @@ def print_sizes(count: int, sizes: tuple[int, int], phases: dict[tuple[str, int]
             phase = phases[kind, size]
             cost = "".join(f"{phase.main_thread[key]:>8.1f}" for key in METRICS.values())
             print(row(f"{size:,} cells: round trip", phase.calls.ms) + f"{'':>33}{cost}")
-            print(row(f"{size:,} cells: checkMs (server)", [e["checkMs"] for e in phase.opened]))
+            if phase.opened:
+                checks = [e["checkMs"] for e in phase.opened]
+                print(row(f"{size:,} cells: checkMs (server)", checks))
         short, long = (phases[kind, size] for size in sizes)
         fast = max(short.p95, long.p95) < P95_TARGET_MS
         ratio = long.p95 / short.p95
@@ -524,7 +617,7 @@ def run(calls: int, rounds: int, long: int) -> int:
                 print(f"real-time collaboration {rtc}")
                 for count, other in ((SHORT, long), (long, SHORT)):
                     bench.open(notebook_name(count), count, sources[count], [notebook_name(other)])
-                    for n, kind in enumerate(("edit", "insert")):
+                    for n, kind in enumerate(KINDS):
                         phase = bench.phase(kind, calls, 10_000 * n + count)
                         phases[kind, count] = phase
                         failures += phase.calls.failures
@@ -534,7 +627,7 @@ def run(calls: int, rounds: int, long: int) -> int:
                 failures += bench.check_outcome(calls, rounds, 2)
         finally:
             background.close()
-    total = 2 * 2 * (WARMUP + calls) + rounds * PARALLEL
+    total = 2 * len(KINDS) * (WARMUP + calls) + rounds * PARALLEL
     print(f"\nfailures: {len(failures)} (of {total} invoke calls)  {MARK[not failures]}")
     for failure in failures[:20]:
         print(f"  {failure}")
