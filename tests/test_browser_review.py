@@ -288,6 +288,12 @@ async def test_the_last_cell_of_a_300_cell_notebook_gets_its_review(
         )
         entries = await eventually(lambda: _selected(jp_fetch, "value_299 = 299"), "the last cell")
         cell = entries
+        # Until JupyterLab has rendered every cell, cells rendered above a review push it down.
+        await lab.page.wait_for_function(
+            """() => !window.jupyterapp.shell.currentWidget.content.widgets
+                .some(w => w.isPlaceholder())""",
+            timeout=60_000,
+        )
         await lab.page.evaluate(
             """async () => {
                 const nb = window.jupyterapp.shell.currentWidget.content;
@@ -300,6 +306,16 @@ async def test_the_last_cell_of_a_300_cell_notebook_gets_its_review(
         review = review_of(lab, "far")
         await review.wait_for(state="visible")
         assert await review.is_visible()
+        # Far below the top it was shown from: the notebook scrolls to it once it is laid out.
+        await lab.page.wait_for_function(
+            """() => {
+                const review = document.querySelector('.jp-Copilot-Review');
+                const scroller = review.closest('.jp-WindowedPanel-outer');
+                const r = review.getBoundingClientRect(), s = scroller.getBoundingClientRect();
+                return r.top >= s.top && r.bottom <= s.bottom;
+            }""",
+            timeout=10_000,
+        )
         assert await model_source(lab, cell["cellId"]) == "value_299 = 299"
 
 

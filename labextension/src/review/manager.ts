@@ -25,6 +25,7 @@ import {
   insertReview,
   languageExtensions,
   loadReviewModule,
+  revealWhenHidden,
   showCell
 } from './placement';
 import type { Review } from './review';
@@ -531,14 +532,7 @@ export class ReviewManager implements IDisposable {
     this._forgetOld();
     this._changed.emit();
     review.closed.connect(this._onClosed, this);
-    // At the next frame, with the layout the browser computes anyway: reading
-    // it now would force a layout of the notebook inside the invoke.
-    requestAnimationFrame(() => {
-      const scroller = panel.content.outerNode;
-      if (!review.isDisposed && scroller.contains(view.node)) {
-        ElementExt.scrollIntoViewIfNeeded(scroller, view.node);
-      }
-    });
+    revealWhenHidden(panel.content.outerNode, view, () => !review.isDisposed);
   }
 
   /**

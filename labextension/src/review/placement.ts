@@ -7,6 +7,7 @@ import type {
   IEditorLanguageRegistry
 } from '@jupyterlab/codemirror';
 import { PathExt } from '@jupyterlab/coreutils';
+import { ElementExt } from '@lumino/domutils';
 import { Notebook, NotebookPanel } from '@jupyterlab/notebook';
 import { PanelLayout, Widget } from '@lumino/widgets';
 
@@ -124,7 +125,14 @@ export async function showCell(
     cell.dataset.windowedListIndex = String(index);
     (notebook.layout as PanelLayout).insertWidget(index, cell);
   }
-  // The scroll settles on its own; only the cell's readiness matters here.
+  if (Private.isReady(cell)) {
+    // Rendered and attached: the review is brought into view once it is laid
+    // out (`revealWhenHidden`). Scrolling now would read the notebook's
+    // layout at once, which in 2,000 cells costs JupyterLab milliseconds.
+    return true;
+  }
+  // Windowed out: scrolling renders it. The scroll settles on its own; only
+  // the cell's readiness matters here.
   notebook.scrollToItem(index, 'auto').catch(() => undefined);
   const deadline = performance.now() + timeoutMs;
   const ready = () =>
@@ -134,6 +142,42 @@ export async function showCell(
         ? false
         : undefined;
   return ready() ?? pollUntil(ready, { interval: 50 });
+}
+
+/**
+ * Scroll a review into view, only if it is not wholly visible once the
+ * browser has laid it out. Reading its position at once would force a layout
+ * of the whole notebook; the intersection is computed with the next frame.
+ *
+ * The cell holding the review is observed too: in a cell far out of view the
+ * browser skips the contents (`content-visibility`), and reports nothing for
+ * the review itself until the cell comes near.
+ *
+ * @param scroller - The notebook's scrolling node.
+ * @param review - The review, inside its cell.
+ * @param isOpen - Whether the review is still open when the frame comes.
+ */
+export function revealWhenHidden(
+  scroller: HTMLElement,
+  review: Widget,
+  isOpen: () => boolean
+): void {
+  const node = review.node;
+  const observer = new IntersectionObserver(
+    entries => {
+      observer.disconnect();
+      const own = entries.filter(entry => entry.target === node).pop();
+      const hidden = !own || own.intersectionRatio < Private.WHOLLY_VISIBLE;
+      if (hidden && isOpen() && scroller.contains(node)) {
+        ElementExt.scrollIntoViewIfNeeded(scroller, node);
+      }
+    },
+    { root: scroller, threshold: [0, Private.WHOLLY_VISIBLE] }
+  );
+  observer.observe(node);
+  if (review.parent) {
+    observer.observe(review.parent.node);
+  }
 }
 
 /**
@@ -181,6 +225,11 @@ namespace Private {
    * How long the review chunk may take to load, in milliseconds.
    */
   export const LOAD_TIMEOUT = 5000;
+
+  /**
+   * The visible share of a review's area above which it is left where it is.
+   */
+  export const WHOLLY_VISIBLE = 0.99;
 
   /**
    * The support extension of the language a lookup finds, loaded within a
