@@ -413,7 +413,7 @@ class Bench:
 
     def rest(self) -> None:
         """Before a timed call: let the page finish drawing the calls before it."""
-        if self.at_rest and not self.page.evaluate(REST_JS):
+        if self.at_rest:
             wait_quiet(self.page, "the call before")
 
     def open(self, name: str, count: int, sources: list[str], close: list[str]) -> None:
