@@ -275,6 +275,24 @@ async def test_an_agent_stopped_for_idleness_is_brought_back_with_its_session(
     assert len(session) == 1 and len(agent_log(log, "load_session")) == 1
 
 
+async def test_a_message_while_the_idle_agent_is_being_stopped_waits_and_loads_its_session(
+    jp_fetch: Any, copilot: Any, log: Path
+) -> None:
+    conversation = await create(jp_fetch, chatOnly=True)
+    assert reply_of(await send(jp_fetch, conversation, "remember pears")) == "noted"
+    process = copilot.conversations.get("owner", conversation).process
+    # The idle stop has begun (its connection closing, the process not yet reaped) when the
+    # next message comes: the turn must not go to the process being stopped.
+    stopping = asyncio.ensure_future(process.stop())
+    await asyncio.sleep(0)
+    assert process.ending and not stopping.done()
+    events = await send(jp_fetch, conversation, "recall")
+    assert events[0]["restarted"] is False and reply_of(events) == "pears"
+    assert copilot.conversations.get("owner", conversation).process is not process
+    assert len(agent_log(log, "load_session")) == 1
+    await stopping
+
+
 async def test_an_agent_that_cannot_load_its_session_starts_fresh_and_says_so(
     jp_fetch: Any, copilot: Any, log: Path
 ) -> None:

@@ -92,6 +92,11 @@ class AgentProcess:
         return self.proc is not None and self.proc.returncode is not None
 
     @property
+    def ending(self) -> bool:
+        """Whether the process has ended or is being stopped: no new turn may use it."""
+        return self._stopping is not None or self.exited
+
+    @property
     def pid(self) -> int | None:
         """The process id, which is also its process group id."""
         return self.proc.pid if self.proc is not None else None

@@ -93,7 +93,7 @@ class Turns:
         # conversation's history, unless it can load its earlier session (``session/load``).
         turn.restarted = (
             conversation.session_id is not None
-            and (process is None or process.exited)
+            and (process is None or process.ending)
             and not conversation.loads_sessions
         )
         turn.emit(
@@ -132,7 +132,11 @@ class Turns:
     async def _run(self, conversation: Conversation, turn: Turn, blocks: list[Any]) -> None:
         started = time.monotonic()
         try:
-            if conversation.process is None or conversation.process.exited:
+            ending = conversation.process
+            if ending is None or ending.ending:
+                if ending is not None:
+                    # Stopped for idleness as this message came: let that stop end first.
+                    await ending.stop()
                 await self.processes.start(conversation)
             process = conversation.process
             assert process is not None and process.conn is not None
