@@ -154,6 +154,12 @@ export class ContextModel implements IDisposable {
     if (seq !== this._seq) {
       return false;
     }
+    // A refresh follows every review change (docs/protocol.md section 5,
+    // step 9, and section 6) and usually finds the same context. Telling
+    // the panel only of a real change keeps such a refresh from touching
+    // the page: in a long notebook any change to the page costs a frame
+    // over every cell, which would delay the agent's next call.
+    const same = Private.same(this._context, next);
     this._context = next;
     const a = this._attachment;
     if (a) {
@@ -171,7 +177,9 @@ export class ContextModel implements IDisposable {
         });
       }
     }
-    this._changed.emit();
+    if (!same) {
+      this._changed.emit();
+    }
     return true;
   }
 
@@ -248,6 +256,17 @@ export namespace ContextModel {
 }
 
 namespace Private {
+  /**
+   * Whether two contexts show the same thing. Both are small parsed
+   * objects built in the same key order, without source.
+   */
+  export function same(
+    a: ContextModel.IContext | null,
+    b: ContextModel.IContext
+  ): boolean {
+    return a !== null && JSON.stringify(a) === JSON.stringify(b);
+  }
+
   /**
    * Reduce the server's entries to what the panel shows, dropping source.
    */
