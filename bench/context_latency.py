@@ -223,25 +223,46 @@ def lab_server(tmp: Path) -> Iterator[Client]:
 @contextmanager
 def lab_page(client: Client, traffic: Traffic) -> Iterator[Any]:
     """Headless Chromium on JupyterLab, recording bridge traffic from the first frame."""
+    with lab_pages(client, [traffic]) as pages:
+        yield pages[0]
+
+
+@contextmanager
+def lab_pages(client: Client, traffics: list[Traffic]) -> Iterator[list[Any]]:
+    """One headless Chromium with a JupyterLab page per traffic record.
+
+    Each page has a browser context (so a renderer process) and a workspace of its own, so
+    that one page neither restores the other's tabs nor waits for its main thread.
+    """
     from playwright.sync_api import sync_playwright
 
-    def on_websocket(ws: Any) -> None:
-        if "copilot/api/bridge" in ws.url:
-            traffic.opened += 1
-            ws.on("close", lambda _: setattr(traffic, "closed", traffic.closed + 1))
-            ws.on("framesent", lambda p: isinstance(p, str) and traffic.sent.append(json.loads(p)))
+    def recorder(traffic: Traffic) -> Callable[[Any], None]:
+        def on_websocket(ws: Any) -> None:
+            if "copilot/api/bridge" in ws.url:
+                traffic.opened += 1
+                ws.on("close", lambda _: setattr(traffic, "closed", traffic.closed + 1))
+                ws.on(
+                    "framesent",
+                    lambda p: isinstance(p, str) and traffic.sent.append(json.loads(p)),
+                )
+
+        return on_websocket
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
-            page.on("websocket", on_websocket)
-            page.goto(f"http://127.0.0.1:{client.port}/lab?token={client.token}")
-            panel = "#jupyter-copilot-panel[data-page-id]"
-            page.wait_for_selector(panel, state="attached", timeout=90_000)
-            page.evaluate("async () => { await window.jupyterapp.restored; }")
-            page.wait_for_timeout(3000)  # let JupyterLab finish starting up
-            yield page
+            pages = []
+            for n, traffic in enumerate(traffics):
+                page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+                page.on("websocket", recorder(traffic))
+                workspace = f"/workspaces/bench-{n}" if n else ""
+                page.goto(f"http://127.0.0.1:{client.port}/lab{workspace}?token={client.token}")
+                panel = "#jupyter-copilot-panel[data-page-id]"
+                page.wait_for_selector(panel, state="attached", timeout=90_000)
+                page.evaluate("async () => { await window.jupyterapp.restored; }")
+                pages.append(page)
+            pages[-1].wait_for_timeout(3000)  # let JupyterLab finish starting up
+            yield pages
         finally:
             browser.close()
 

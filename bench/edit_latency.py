@@ -1,7 +1,9 @@
 """Benchmark jupyter-copilot: invoke-to-review-open latency, 10 cells against 2,000.
 
 Real ``jupyter lab`` and headless Chromium (the server and page helpers of
-``context_latency.py``), one notebook of 10 cells and one of 2,000, opened in turn. For each:
+``context_latency.py``), one notebook of 10 cells and one of 2,000, each in a JupyterLab
+page of its own, called in turn, one call each, so that both notebooks are timed under the
+same load of the machine. In each:
 sequential ``edit-cell.invoke`` calls on one cell, each a new proposal that supersedes the
 previous review, then sequential ``insert-cell.invoke`` calls after the same cell, each
 pending cell withdrawn (``insert-cell.abort``) before the next call, then sequential
@@ -33,7 +35,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from itertools import product
@@ -49,7 +51,7 @@ from context_latency import (
     BenchError,
     Client,
     Traffic,
-    lab_page,
+    lab_pages,
     lab_server,
     percentile,
     wait_for,
@@ -248,9 +250,13 @@ class EventLog:
         while (message := await ws.read_message()) is not None:
             self.events.append(json.loads(message))
 
-    def of(self, schema_id: str) -> list[dict[str, Any]]:
-        """The events of one schema so far, oldest first."""
-        return [e for e in list(self.events) if e.get("schema_id") == schema_id]
+    def of(self, schema_id: str, page_ref: str | None = None) -> list[dict[str, Any]]:
+        """The events of one schema so far, oldest first; of one page when given its ref."""
+        return [
+            e
+            for e in list(self.events)
+            if e.get("schema_id") == schema_id and page_ref in (None, e.get("pageRef"))
+        ]
 
     def wait_opened(self, count: int) -> list[dict[str, Any]]:
         """Wait until ``count`` review-opened events arrived; return them all."""
@@ -404,17 +410,20 @@ class Bench:
     events: EventLog
     page_id: str
     main_thread: MainThread
-    long: int
+    cells: int  # of the notebook this page holds
     artifact: str = ""
+    page_ref: str = ""  # the page as the server's events name it, from its first review
+    pages: list[Any] = field(default_factory=list)  # every page of the run, to wait for
     sources: list[str] = field(default_factory=list)
     undo_pressed: int = 0
     runner: Client | None = None  # a second connection, for the run requests that wait
     at_rest: bool = True  # each call waits until the page has drawn what came before
 
     def rest(self) -> None:
-        """Before a timed call: let the page finish drawing the calls before it."""
+        """Before a timed call: let every page finish drawing the calls before it."""
         if self.at_rest:
-            wait_quiet(self.page, "the call before")
+            for page in self.pages or [self.page]:
+                wait_quiet(page, "the call before")
 
     def open(self, name: str, count: int, sources: list[str], close: list[str]) -> None:
         """Bring a notebook to the front and make it the one the calls target."""
@@ -495,32 +504,9 @@ class Bench:
             calls.failures.append(f"{body['callId']}: the run card stayed after the abort")
         self.page.evaluate(FRAME_JS)
 
-    def phase(self, kind: str, count: int, first: int, at_rest: bool) -> Phase:
-        """Warm up, then time ``count`` calls of one kind with the page's main-thread cost.
-
-        ``at_rest``: each call waits until the page has drawn the one before; otherwise the
-        calls follow each other at once, and a call may wait for the drawing of the last.
-        """
-        self.at_rest = at_rest
-        call = {"edit": self.edit, "insert": self.insert, "run": self.run_request}[kind]
-        calls = Calls("diffReviewOpened" if kind == "edit" else "reviewOpened")
-        # A run opens no review: its server checks end in the card, not in an event.
-        opens = 0 if kind == "run" else 1
-        seen = len(self.events.of(OPENED)) + opens * WARMUP
-        for n in range(first, first + WARMUP):
-            call(n, calls)
-        warm, calls.ms = calls.ms, []
-        self.events.wait_opened(seen)
-        before = self.main_thread.read()
-        for n in range(first + WARMUP, first + WARMUP + count):
-            call(n, calls)
-        after = self.main_thread.read()
-        opened = self.events.wait_opened(seen + opens * count)[seen : seen + opens * count]
-        cost = {key: (after[key] - before[key]) / count for key in after}
-        if kind == "edit":
-            self.undo_all()
-        calls.failures += [] if warm else ["no warm-up call"]
-        return Phase(calls, opened, cost)
+    def call(self, kind: str) -> Callable[[int, Calls], None]:
+        """The method that makes one call of ``kind``."""
+        return {"edit": self.edit, "insert": self.insert, "run": self.run_request}[kind]
 
     def concurrent_phase(self, rounds: int) -> list[str]:
         """Rounds of :data:`PARALLEL` calls on distinct cells; each round supersedes the last."""
@@ -539,7 +525,7 @@ class Bench:
         opened = self.events.wait_opened(seen + rounds * PARALLEL)[seen:]
         print(
             f"\n{rounds} x {PARALLEL} concurrent edit calls on {PARALLEL} distinct cells of "
-            f"{notebook_name(self.long)}, fired together with asyncio.gather (no latency target)"
+            f"{notebook_name(self.cells)}, fired together with asyncio.gather (no latency target)"
         )
         print(f"  {'':<28}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
         print(row("invoke round trip (client)", calls.ms))
@@ -572,9 +558,13 @@ class Bench:
         """The aborted events of calls whose open review the page withdrew."""
         return [e for e in self.events.of(ABORTED) if e.get("withdrawn") is True]
 
-    def check_outcome(self, calls: int, rounds: int, notebooks: int) -> list[str]:
-        """Every decision reported, no refusal, no review left, no cell changed."""
-        phases = notebooks * len(PASSES)  # of each kind
+    def check_outcome(self, calls: int, rounds: int, benches: list[Bench]) -> list[str]:
+        """Every decision reported, no refusal, no review left in any page, no cell changed.
+
+        ``benches``: every page of the run, this one included; the events are the server's,
+        so of them all.
+        """
+        phases = len(benches) * len(PASSES)  # of each kind
         edits = phases * (WARMUP + calls)
         superseded = edits - phases + (rounds - 1) * PARALLEL
         undone = phases + (PARALLEL if rounds else 0)
@@ -586,10 +576,11 @@ class Bench:
         with suppress(BenchError):
             wait_for(lambda: len(self.withdrawn()) >= inserts, "the aborted events", 15)
         withdrawn = len(self.withdrawn())
-        ok = (counts, self.undo_pressed, withdrawn) == (expected, undone, inserts)
+        pressed = sum(bench.undo_pressed for bench in benches)
+        ok = (counts, pressed, withdrawn) == (expected, undone, inserts)
         print(f"\ndecision events: {counts}; expected {expected}  {MARK[ok]}")
         print(f"pending cells withdrawn on abort: {withdrawn} of {inserts}  {MARK[ok]}")
-        problems = [] if ok else [f"decisions {counts}, Undo pressed {self.undo_pressed} times"]
+        problems = [] if ok else [f"decisions {counts}, Undo pressed {pressed} times"]
         # A withdrawn run request is answered `aborted`: expected, one per run request.
         refused = self.events.of(REFUSED)
         runs_aborted = [
@@ -600,11 +591,54 @@ class Bench:
         print(f"run requests withdrawn on abort: {len(runs_aborted)} of {runs}  {MARK[ok_runs]}")
         problems += [] if ok_runs else [f"{len(runs_aborted)} run requests aborted of {runs}"]
         problems += [f"refused: {e['code']}" for e in refused if e not in runs_aborted]
-        if review_ids(self.page):
-            problems.append(f"reviews still open: {review_ids(self.page)}")
-        if self.page.evaluate(SOURCES_JS) != self.sources:
-            problems.append("a cell's source changed although nothing was kept")
+        for bench in benches:
+            name = notebook_name(bench.cells)
+            if review_ids(bench.page):
+                problems.append(f"reviews still open in {name}: {review_ids(bench.page)}")
+            if bench.page.evaluate(SOURCES_JS) != bench.sources:
+                problems.append(f"a cell of {name} changed although nothing was kept")
         return problems
+
+
+def phase(benches: list[Bench], kind: str, count: int, first: int, at_rest: bool) -> list[Phase]:
+    """Time ``count`` calls of one kind in each page, alternating pages call by call.
+
+    Alternating puts the short and the long notebook under the same load of the machine,
+    which drifts over minutes; each page gets :data:`WARMUP` calls first. ``at_rest``: each
+    call waits until every page has drawn the calls before it; otherwise the calls follow
+    each other at once, and a call may wait for the drawing of the last.
+    """
+    events = benches[0].events
+    opens = 0 if kind == "run" else 1  # a run opens no review, so emits no review-opened
+    result = [Calls("diffReviewOpened" if kind == "edit" else "reviewOpened") for _ in benches]
+    total = len(events.of(OPENED))
+    for n in range(first, first + WARMUP):
+        for bench, calls in zip(benches, result, strict=True):
+            bench.at_rest = at_rest
+            bench.call(kind)(n, calls)
+            total += opens
+            if opens and not bench.page_ref:  # its first review: learn how events name it
+                bench.page_ref = events.wait_opened(total)[-1]["pageRef"]
+    warm = [calls.ms for calls in result]
+    for calls in result:
+        calls.ms = []
+    events.wait_opened(total)
+    seen = [len(events.of(OPENED, bench.page_ref)) for bench in benches]
+    before = [bench.main_thread.read() for bench in benches]
+    for n in range(first + WARMUP, first + WARMUP + count):
+        for bench, calls in zip(benches, result, strict=True):
+            bench.call(kind)(n, calls)
+    after = [bench.main_thread.read() for bench in benches]
+    events.wait_opened(total + opens * count * len(benches))
+    phases = []
+    for i, bench in enumerate(benches):
+        opened = events.of(OPENED, bench.page_ref)[seen[i] :] if opens else []
+        cost = {key: (after[i][key] - before[i][key]) / count for key in after[i]}
+        if kind == "edit":
+            bench.undo_all()
+        result[i].failures += [] if warm[i] else ["no warm-up call"]
+        phases.append(Phase(result[i], opened, cost))
+    return phases
 
 
 def print_sizes(
@@ -660,23 +694,30 @@ def run(calls: int, rounds: int, long: int) -> int:
         try:
             with (
                 lab_server(tmp) as client,
-                lab_page(client, Traffic()) as page,
+                lab_pages(client, [Traffic() for _ in sizes]) as pages,
                 event_log(background, client) as events,
             ):
-                page_id = page.get_attribute("#jupyter-copilot-panel", "data-page-id")
-                bench = Bench(background, page, client, events, page_id, MainThread(page), long)
+                benches = []
+                for page, count in zip(pages, sizes, strict=True):
+                    page_id = page.get_attribute("#jupyter-copilot-panel", "data-page-id")
+                    bench = Bench(
+                        background, page, client, events, page_id, MainThread(page), count
+                    )
+                    bench.pages = pages
+                    bench.open(notebook_name(count), count, sources[count], [])
+                    benches.append(bench)
                 rtc = "on" if collaboration_on(tmp) else "off"
                 print(f"real-time collaboration {rtc}")
-                for count, other in ((SHORT, long), (long, SHORT)):
-                    bench.open(notebook_name(count), count, sources[count], [notebook_name(other)])
-                    for n, (kind, at_rest) in enumerate(product(KINDS, PASSES)):
-                        phase = bench.phase(kind, calls, 10_000 * n + count, at_rest)
-                        phases[kind, count, at_rest] = phase
-                        failures += phase.calls.failures
+                for n, (kind, at_rest) in enumerate(product(KINDS, PASSES)):
+                    for bench, timed in zip(
+                        benches, phase(benches, kind, calls, 10_000 * n, at_rest), strict=True
+                    ):
+                        phases[kind, bench.cells, at_rest] = timed
+                        failures += timed.calls.failures
                 print_sizes(calls, sizes, phases)
                 if rounds:
-                    failures += bench.concurrent_phase(rounds)
-                failures += bench.check_outcome(calls, rounds, 2)
+                    failures += benches[1].concurrent_phase(rounds)
+                failures += benches[1].check_outcome(calls, rounds, benches)
         finally:
             background.close()
     total = 2 * len(KINDS) * len(PASSES) * (WARMUP + calls) + rounds * PARALLEL
