@@ -475,6 +475,11 @@ class TestKillSwitchDuringReview:
             await eventually(lambda: keep.is_disabled(), "Keep disabled", timeout=3)
             message = await review.locator(".jp-Copilot-ReviewMessage").inner_text()
             assert "administrator" in message.lower()
+            # The hunk buttons no longer offer a choice that Keep cannot apply.
+            hunks = review.locator(".jp-Copilot-HunkKeep, .jp-Copilot-HunkDrop")
+            assert await hunks.count() >= 2
+            for n in range(await hunks.count()):
+                assert await hunks.nth(n).is_disabled()
             await lab.screenshot("copilot-review-kill-switch.png")
             assert await model_source(lab, cell["cellId"]) == OLD
             # New proposals are refused as well.

@@ -19,6 +19,22 @@ export interface IHunkControls {
   keepTitle: string;
   /** What dropping a hunk does, as a tooltip. */
   dropTitle: string;
+  /**
+   * Whether the hunks are fixed for now (Keep refused or under way): the
+   * buttons are then disabled, also those the editor draws later.
+   */
+  isLocked: () => boolean;
+}
+
+/**
+ * Enable or disable the hunk buttons of a diff made by {@link createDiff}.
+ */
+export function lockHunks(parent: HTMLElement, locked: boolean): void {
+  parent.shadowRoot
+    ?.querySelectorAll<HTMLButtonElement>(
+      '.jp-Copilot-HunkKeep, .jp-Copilot-HunkDrop'
+    )
+    .forEach(button => (button.disabled = locked));
 }
 
 /**
@@ -110,6 +126,7 @@ namespace Private {
     '.cm-deletedChunk .cm-deletedText': {
       background: 'color-mix(in srgb, var(--jp-error-color1) 30%, transparent)'
     },
+    '& button[disabled]': { opacity: '0.45', cursor: 'not-allowed' },
     '.cm-collapsedLines': {
       background: 'var(--jp-layout-color2)',
       color: 'var(--jp-ui-font-color2)'
@@ -134,7 +151,12 @@ namespace Private {
       button.className = keep ? 'jp-Copilot-HunkKeep' : 'jp-Copilot-HunkDrop';
       button.textContent = keep ? words.keep : words.drop;
       button.title = keep ? words.keepTitle : words.dropTitle;
-      button.addEventListener('click', action);
+      button.disabled = words.isLocked();
+      button.addEventListener('click', event => {
+        if (!words.isLocked()) {
+          action(event);
+        }
+      });
       return button;
     };
   }

@@ -8,7 +8,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { element, styledButton } from '../dom';
-import { createDiff } from './diff';
+import { createDiff, lockHunks } from './diff';
 
 /**
  * The review of one proposed whole-cell edit, shown inside the cell below
@@ -98,7 +98,8 @@ export class ReviewView extends Widget {
             keepTitle: trans.__('Keep this change when you press Keep'),
             dropTitle: trans.__(
               'Leave this part of the cell as it is when you press Keep'
-            )
+            ),
+            isLocked: () => this._state !== 'open'
           }
         : null
     );
@@ -163,6 +164,8 @@ export class ReviewView extends Widget {
     this._undo.textContent =
       state === 'conflict' ? this._trans.__('Dismiss') : this._trans.__('Undo');
     this._diff.hidden = state === 'conflict';
+    // Once Keep is refused or under way, the choice of hunks is fixed too.
+    lockHunks(this._diff, state !== 'open');
     this._message.textContent = message;
     this._message.hidden = !message;
     if (hadKeepFocus && this._keep.disabled) {
