@@ -428,10 +428,11 @@ class Bench:
             for page in self.pages or [self.page]:
                 wait_quiet(page, "the call before")
 
-    def open(self, name: str, count: int, sources: list[str], close: list[str]) -> None:
-        """Bring a notebook to the front and make it the one the calls target."""
-        self.artifact = open_notebook(self.page, self.client, self.page_id, name, close)
-        self.sources = sources[:count]
+    def open(self, sources: list[str]) -> None:
+        """Open this page's notebook and make it the one the calls target."""
+        name = notebook_name(self.cells)
+        self.artifact = open_notebook(self.page, self.client, self.page_id, name, [])
+        self.sources = sources
 
     def body(self, index: int, n: int) -> dict[str, Any]:
         """An invoke call on cell ``index`` with proposal ``n`` and a new callId."""
@@ -561,46 +562,45 @@ class Bench:
         """The aborted events of calls whose open review the page withdrew."""
         return [e for e in self.events.of(ABORTED) if e.get("withdrawn") is True]
 
-    def check_outcome(self, calls: int, rounds: int, benches: list[Bench]) -> list[str]:
-        """Every decision reported, no refusal, no review left in any page, no cell changed.
 
-        ``benches``: every page of the run, this one included; the events are the server's,
-        so of them all.
-        """
-        phases = len(benches) * len(PASSES)  # of each kind
-        edits = phases * (WARMUP + calls)
-        superseded = edits - phases + (rounds - 1) * PARALLEL
-        undone = phases + (PARALLEL if rounds else 0)
-        expected = {k: v for k, v in {"superseded": superseded, "undo": undone}.items() if v}
-        with suppress(BenchError):  # a shortfall is reported below
-            wait_for(lambda: self.decisions() == expected, "the decision events", 15)
-        counts = self.decisions()
-        inserts = phases * (WARMUP + calls)
-        with suppress(BenchError):
-            wait_for(lambda: len(self.withdrawn()) >= inserts, "the aborted events", 15)
-        withdrawn = len(self.withdrawn())
-        pressed = sum(bench.undo_pressed for bench in benches)
-        ok = (counts, pressed, withdrawn) == (expected, undone, inserts)
-        print(f"\ndecision events: {counts}; expected {expected}  {MARK[ok]}")
-        print(f"pending cells withdrawn on abort: {withdrawn} of {inserts}  {MARK[ok]}")
-        problems = [] if ok else [f"decisions {counts}, Undo pressed {pressed} times"]
-        # A withdrawn run request is answered `aborted`: expected, one per run request.
-        refused = self.events.of(REFUSED)
-        runs_aborted = [
-            e for e in refused if (e["operation"], e["code"]) == ("run-cell", "aborted")
-        ]
-        runs = phases * (WARMUP + calls)
-        ok_runs = len(runs_aborted) == runs
-        print(f"run requests withdrawn on abort: {len(runs_aborted)} of {runs}  {MARK[ok_runs]}")
-        problems += [] if ok_runs else [f"{len(runs_aborted)} run requests aborted of {runs}"]
-        problems += [f"refused: {e['code']}" for e in refused if e not in runs_aborted]
-        for bench in benches:
-            name = notebook_name(bench.cells)
-            if review_ids(bench.page):
-                problems.append(f"reviews still open in {name}: {review_ids(bench.page)}")
-            if bench.page.evaluate(SOURCES_JS) != bench.sources:
-                problems.append(f"a cell of {name} changed although nothing was kept")
-        return problems
+def check_outcome(benches: list[Bench], calls: int, rounds: int) -> list[str]:
+    """Every decision reported, no refusal, no review left in any page, no cell changed.
+
+    ``benches``: every page of the run; the events are the server's, so of them all.
+    """
+    server = benches[0]  # its helpers read the server's events, the same for every page
+    phases = len(benches) * len(PASSES)  # of each kind
+    edits = phases * (WARMUP + calls)
+    superseded = edits - phases + (rounds - 1) * PARALLEL
+    undone = phases + (PARALLEL if rounds else 0)
+    expected = {k: v for k, v in {"superseded": superseded, "undo": undone}.items() if v}
+    with suppress(BenchError):  # a shortfall is reported below
+        wait_for(lambda: server.decisions() == expected, "the decision events", 15)
+    counts = server.decisions()
+    inserts = phases * (WARMUP + calls)
+    with suppress(BenchError):
+        wait_for(lambda: len(server.withdrawn()) >= inserts, "the aborted events", 15)
+    withdrawn = len(server.withdrawn())
+    pressed = sum(bench.undo_pressed for bench in benches)
+    ok = (counts, pressed, withdrawn) == (expected, undone, inserts)
+    print(f"\ndecision events: {counts}; expected {expected}  {MARK[ok]}")
+    print(f"pending cells withdrawn on abort: {withdrawn} of {inserts}  {MARK[ok]}")
+    problems = [] if ok else [f"decisions {counts}, Undo pressed {pressed} times"]
+    # A withdrawn run request is answered `aborted`: expected, one per run request.
+    refused = server.events.of(REFUSED)
+    runs_aborted = [e for e in refused if (e["operation"], e["code"]) == ("run-cell", "aborted")]
+    runs = phases * (WARMUP + calls)
+    ok_runs = len(runs_aborted) == runs
+    print(f"run requests withdrawn on abort: {len(runs_aborted)} of {runs}  {MARK[ok_runs]}")
+    problems += [] if ok_runs else [f"{len(runs_aborted)} run requests aborted of {runs}"]
+    problems += [f"refused: {e['code']}" for e in refused if e not in runs_aborted]
+    for bench in benches:
+        name = notebook_name(bench.cells)
+        if review_ids(bench.page):
+            problems.append(f"reviews still open in {name}: {review_ids(bench.page)}")
+        if bench.page.evaluate(SOURCES_JS) != bench.sources:
+            problems.append(f"a cell of {name} changed although nothing was kept")
+    return problems
 
 
 def phase(benches: list[Bench], kind: str, count: int, first: int, at_rest: bool) -> list[Phase]:
@@ -615,9 +615,10 @@ def phase(benches: list[Bench], kind: str, count: int, first: int, at_rest: bool
     opens = 0 if kind == "run" else 1  # a run opens no review, so emits no review-opened
     result = [Calls("diffReviewOpened" if kind == "edit" else "reviewOpened") for _ in benches]
     total = len(events.of(OPENED))
+    for bench in benches:
+        bench.at_rest = at_rest
     for n in range(first, first + WARMUP):
         for bench, calls in zip(benches, result, strict=True):
-            bench.at_rest = at_rest
             bench.call(kind)(n, calls)
             total += opens
             if opens and not bench.page_ref:  # its first review: learn how events name it
@@ -707,7 +708,7 @@ def run(calls: int, rounds: int, long: int) -> int:
                         background, page, client, events, page_id, MainThread(page), count
                     )
                     bench.pages = pages
-                    bench.open(notebook_name(count), count, sources[count], [])
+                    bench.open(sources[count])
                     benches.append(bench)
                 rtc = "on" if collaboration_on(tmp) else "off"
                 print(f"real-time collaboration {rtc}")
@@ -720,7 +721,7 @@ def run(calls: int, rounds: int, long: int) -> int:
                 print_sizes(calls, sizes, phases)
                 if rounds:
                     failures += benches[1].concurrent_phase(rounds)
-                failures += benches[1].check_outcome(calls, rounds, benches)
+                failures += check_outcome(benches, calls, rounds)
         finally:
             background.close()
     total = 2 * len(KINDS) * len(PASSES) * (WARMUP + calls) + rounds * PARALLEL
