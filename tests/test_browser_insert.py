@@ -94,15 +94,41 @@ async def test_a_pending_cell_shows_below_its_anchor_and_changes_no_cell(
         assert await host_of(lab, "show") == cell["cellId"]
         label = await pending.locator(".jp-Copilot-ReviewLabel").inner_text()
         assert label == "New code cell proposed by a Copilot tool"
-        assert (
-            "area:"
-            in await pending.locator(".jp-Copilot-ReviewDiff .jp-Copilot-DiffText").inner_text()
-        )
+        # The proposal exactly, highlighted as JupyterLab highlights code, without an editor.
+        source = pending.locator(".jp-Copilot-ReviewDiff .jp-Copilot-PendingSource")
+        assert await source.text_content() == NEW
+        assert await source.locator("span[class]").count() >= 3
+        assert await pending.locator(".cm-editor").count() == 0
         assert await pending.get_attribute("data-after-cell-id") == cell["cellId"]
         # The notebook's cells are exactly as they were.
         assert await cells(lab) == before
         shot = await lab.screenshot("copilot-pending-cell.png")
         assert shot.stat().st_size > 10_000
+
+
+async def test_a_pending_cell_shows_markup_as_text_and_keeps_what_was_proposed(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    """A hostile source: HTML stays text, and Keep inserts it byte for byte."""
+    make_notebook(jp_root_dir, "a.ipynb", CELLS)
+    hostile = '<img src="x" onerror="window.__copilotPwned = 1">\r\n**bold**\rend'
+    async with lab_page(lab_server) as lab:
+        cell, before = await opened(lab, jp_fetch)
+        markdown = {"cellType": "markdown", "source": hostile}
+        status, _ = await insert(jp_fetch, cell["artifactId"], cell["cellId"], "html", **markdown)
+        assert status == 200
+        pending = pending_of(lab, "html")
+        await pending.wait_for(state="visible")
+        source = pending.locator(".jp-Copilot-PendingSource")
+        # Shown line by line as the cell's editor will show it; nothing parsed as HTML.
+        assert await source.text_content() == hostile.replace("\r\n", "\n").replace("\r", "\n")
+        assert await pending.locator("img").count() == 0
+        assert await lab.page.evaluate("() => window.__copilotPwned") is None
+        await pending.locator(".jp-Copilot-ReviewKeep").click()
+        await pending.wait_for(state="detached")
+        after = await cells(lab)
+        assert after[2][1:] == ("markdown", hostile)
+        assert [c for i, c in enumerate(after) if i != 2] == before
 
 
 async def test_keep_inserts_exactly_the_proposal_after_the_anchor_as_one_undo_step(

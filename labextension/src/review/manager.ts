@@ -20,6 +20,7 @@ import {
 } from './checks';
 import {
   findCell,
+  highlightedSource,
   ILanguages,
   insertPending,
   insertReview,
@@ -171,9 +172,9 @@ export class ReviewManager implements IDisposable {
           : proposal.cellType === 'markdown'
             ? 'text/x-ipythongfm'
             : 'text/plain';
-      const [ui, extensions] = await Promise.all([
+      const [ui, content] = await Promise.all([
         loadReviewModule(),
-        languageExtensions(this._languages, mimeType)
+        highlightedSource(this._languages, mimeType, proposal.source)
       ]);
       if (!ui || !(await showCell(target.panel.content, target.host))) {
         throw unavailable;
@@ -192,7 +193,7 @@ export class ReviewManager implements IDisposable {
         cellType: proposal.cellType,
         original: '',
         proposed: proposal.source,
-        extensions,
+        content,
         trans: this._trans
       });
       const atTop = proposal.afterCellId === null;

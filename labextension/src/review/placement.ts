@@ -11,6 +11,7 @@ import { ElementExt } from '@lumino/domutils';
 import { Notebook, NotebookPanel } from '@jupyterlab/notebook';
 import { PanelLayout, Widget } from '@lumino/widgets';
 
+import { element } from '../dom';
 import { pollUntil } from '../polling';
 import type { Review } from './review';
 import type { ReviewView } from './view';
@@ -20,7 +21,7 @@ import type { ReviewView } from './view';
  */
 export type ILanguages = Pick<
   IEditorLanguageRegistry,
-  'findByMIME' | 'findByFileName' | 'getLanguage'
+  'findByMIME' | 'findByFileName' | 'getLanguage' | 'highlight'
 >;
 
 /**
@@ -79,6 +80,49 @@ export async function languageExtensions(
   mimeType: string
 ): Promise<ReviewView.IOptions['extensions']> {
   return Private.support(languages, l => l.findByMIME(mimeType));
+}
+
+/**
+ * A proposed new cell's source as read-only text, highlighted in the cell's
+ * language as JupyterLab highlights code in Markdown: static spans, no
+ * editor. A pending cell is all new text, so there is no diff to show, and
+ * an editor costs more the longer the notebook: it adds listeners to the
+ * window, which already holds some for every cell editor, and its first
+ * measure lays out the whole notebook at once.
+ *
+ * The text is never parsed as HTML. Plain when the language is unknown or
+ * takes more than a second to load.
+ *
+ * @param languages - The editor language registry, when there is one.
+ * @param mimeType - The MIME type of the new cell's language.
+ * @param source - The proposed source.
+ */
+export async function highlightedSource(
+  languages: ILanguages | null,
+  mimeType: string,
+  source: string
+): Promise<HTMLElement> {
+  // A cell's editor shows a lone "\r" as a line break; so does this.
+  const text = source.replace(/\r\n?/g, '\n');
+  try {
+    const found = languages?.findByMIME(mimeType) ?? null;
+    if (languages && found) {
+      const pre = plainSource('');
+      await Private.within(languages.highlight(text, found, pre), 1000);
+      return pre;
+    }
+  } catch {
+    // Unknown, failing or slow: plain text below, in a block of its own,
+    // so that a late highlight never writes into it.
+  }
+  return plainSource(text);
+}
+
+/**
+ * A proposed new cell's source as plain read-only text.
+ */
+export function plainSource(source: string): HTMLElement {
+  return element('pre', 'jp-Copilot-PendingSource', source);
 }
 
 /**

@@ -9,6 +9,7 @@ import { Widget } from '@lumino/widgets';
 
 import { element, styledButton } from '../dom';
 import { createDiff, lockHunks } from './diff';
+import { plainSource } from './placement';
 
 /**
  * The review of one proposed whole-cell edit, shown inside the cell below
@@ -65,44 +66,23 @@ export class ReviewView extends Widget {
     bar.append(label, this._keep, this._undo);
 
     this._diff = element('div', 'jp-Copilot-ReviewDiff');
-    this._diff.setAttribute('aria-label', trans.__('Differences, read-only'));
+    this._diff.setAttribute(
+      'aria-label',
+      options.operation === 'insert'
+        ? trans.__('Proposed source, read-only')
+        : trans.__('Differences, read-only')
+    );
     this._message = element('div', 'jp-Copilot-ReviewMessage');
     this._message.setAttribute('role', 'status');
     this._message.setAttribute('aria-live', 'polite');
     node.append(bar, this._diff, this._message);
 
-    // Hunks can be dropped one by one in an edit whose lines all end in
-    // "\n": the editor keeps no other line ending, so what Keep applies
-    // after a drop is then exactly the proposal minus the dropped hunks.
-    const byHunk =
-      options.operation !== 'insert' &&
-      !options.original.includes('\r') &&
-      !options.proposed.includes('\r');
-    this._editor = createDiff(
-      this._diff,
-      options.original,
-      options.proposed,
-      [
-        ...(options.extensions ?? []),
-        EditorView.updateListener.of(update => {
-          // The document is read-only: only a dropped hunk changes it.
-          if (update.docChanged) {
-            this._dropped = true;
-          }
-        })
-      ],
-      byHunk
-        ? {
-            keep: trans.__('Keep change'),
-            drop: trans.__('Drop change'),
-            keepTitle: trans.__('Keep this change when you press Keep'),
-            dropTitle: trans.__(
-              'Leave this part of the cell as it is when you press Keep'
-            ),
-            isLocked: () => this._state !== 'open'
-          }
-        : null
-    );
+    if (options.operation === 'insert') {
+      // All of a new cell is new: its source as it will be, no diff editor.
+      this._diff.append(options.content ?? plainSource(options.proposed));
+    } else {
+      this._editor = this._createDiff(options);
+    }
     this.setState('open');
   }
 
@@ -133,7 +113,9 @@ export class ReviewView extends Widget {
    * (Keep then applies the proposal exactly as it came).
    */
   chosen(): string | null {
-    return this._dropped ? this._editor.state.doc.toString() : null;
+    return this._dropped && this._editor
+      ? this._editor.state.doc.toString()
+      : null;
   }
 
   /**
@@ -181,7 +163,7 @@ export class ReviewView extends Widget {
     if (this.isDisposed) {
       return;
     }
-    this._editor.destroy();
+    this._editor?.destroy();
     this._keep.removeEventListener('click', this._onKeep);
     this._undo.removeEventListener('click', this._onUndo);
     this.node.removeEventListener('mousedown', Private.stop);
@@ -224,6 +206,43 @@ export class ReviewView extends Widget {
     this.toggleClass('jp-mod-current', current);
   }
 
+  /**
+   * The diff of an edit, in `_diff`.
+   */
+  private _createDiff(options: ReviewView.IOptions): EditorView {
+    const trans = this._trans;
+    // Hunks can be dropped one by one in an edit whose lines all end in
+    // "\n": the editor keeps no other line ending, so what Keep applies
+    // after a drop is then exactly the proposal minus the dropped hunks.
+    const byHunk =
+      !options.original.includes('\r') && !options.proposed.includes('\r');
+    return createDiff(
+      this._diff,
+      options.original,
+      options.proposed,
+      [
+        ...(options.extensions ?? []),
+        EditorView.updateListener.of(update => {
+          // The document is read-only: only a dropped hunk changes it.
+          if (update.docChanged) {
+            this._dropped = true;
+          }
+        })
+      ],
+      byHunk
+        ? {
+            keep: trans.__('Keep change'),
+            drop: trans.__('Drop change'),
+            keepTitle: trans.__('Keep this change when you press Keep'),
+            dropTitle: trans.__(
+              'Leave this part of the cell as it is when you press Keep'
+            ),
+            isLocked: () => this._state !== 'open'
+          }
+        : null
+    );
+  }
+
   private _onKeep = (): void => {
     this.requestKeep();
   };
@@ -238,7 +257,7 @@ export class ReviewView extends Widget {
   private _undo: HTMLButtonElement;
   private _diff: HTMLElement;
   private _message: HTMLElement;
-  private _editor: EditorView;
+  private _editor: EditorView | null = null;
   private _dropped = false;
   private _keepRequested = new Signal<this, void>(this);
   private _undoRequested = new Signal<this, void>(this);
@@ -267,8 +286,13 @@ export namespace ReviewView {
     original: string;
     /** The proposed source. */
     proposed: string;
-    /** More editor extensions, e.g. the cell's language for highlighting. */
+    /** For an edit: more editor extensions, e.g. the cell's language. */
     extensions?: Extension[];
+    /**
+     * For an insert: the proposed source as shown, e.g. highlighted in the
+     * cell's language; plain text of `proposed` when not given.
+     */
+    content?: HTMLElement;
     /** The words of the review, in the person's language. */
     trans: TranslationBundle;
   }
