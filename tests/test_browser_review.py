@@ -257,6 +257,50 @@ async def test_partial_keep_applies_exactly_the_hunks_not_dropped(
         assert await review_of(lab, "whole").locator(".jp-Copilot-HunkDrop").count() == 0
 
 
+async def test_a_later_review_shows_only_its_own_diff_and_hunks(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    """A review's diff editor is taken over by the next one: nothing of the first may show."""
+    lines = [f"{name} = {value}\n" for value, name in enumerate("abcdefghi", 1)]
+    old = "".join(lines)
+    new = "".join(["a = 10\n", *lines[1:4], "e = 50\n", *lines[5:8], "i = 90\n"])
+    make_notebook(jp_root_dir, "a.ipynb", ["import os", old, "total([1, 2])"])
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        assert (await propose(jp_fetch, proposal(cell, new), "first"))[0] == 200
+        first = review_of(lab, "first")
+        drops = first.locator(".jp-Copilot-HunkDrop")
+        await eventually(lambda: _count_is(drops, 3), "a drop button per hunk")
+        await drops.nth(1).click()  # the first review's document now differs from its proposal
+        await eventually(lambda: _count_is(drops, 2), "the middle hunk dropped")
+        await first.locator(".jp-Copilot-ReviewUndo").click()
+        await first.wait_for(state="detached")
+        # The next review, on another cell, with one hunk of its own.
+        other = await selected_cell(lab, jp_fetch, "a.ipynb", 2)
+        assert (await propose(jp_fetch, proposal(other, "total([1, 2, 3])"), "next"))[0] == 200
+        second = review_of(lab, "next")
+        await second.wait_for(state="visible")
+        diff = await second.locator(".jp-Copilot-ReviewDiff .jp-Copilot-DiffText").inner_text()
+        assert "total([1, 2, 3])" in diff and "total([1, 2])" in diff
+        assert not any(line.strip() in diff for line in lines)
+        await eventually(lambda: _count_is(second.locator(".jp-Copilot-HunkDrop"), 1), "one hunk")
+        assert await lab.page.locator(".jp-Copilot-DiffText").count() == 1
+        # Keep applies this proposal whole: no drop of the first review carries over.
+        await second.locator(".jp-Copilot-ReviewKeep").click()
+        await second.wait_for(state="detached")
+        assert await model_source(lab, other["cellId"]) == "total([1, 2, 3])"
+        assert await model_source(lab, cell["cellId"]) == old
+        # A third, by superseding: the editor passes on again and shows the newest proposal.
+        other = await selected_cell(lab, jp_fetch, "a.ipynb", 2)
+        for n, text in enumerate(["total([4])", "total([5])"]):
+            assert (await propose(jp_fetch, proposal(other, text), f"s{n}"))[0] == 200
+            await review_of(lab, f"s{n}").wait_for(state="visible")
+        newest = await review_of(lab, "s1").locator(".jp-Copilot-DiffText").inner_text()
+        assert "total([5])" in newest and "total([4])" not in newest
+        assert await decisions(lab, "s0") == ["superseded"]
+
+
 async def test_abort_withdraws_an_open_review(lab_server, jp_fetch, jp_root_dir) -> None:
     make_notebook(jp_root_dir, "a.ipynb", CELLS)
     async with lab_page(lab_server) as lab:

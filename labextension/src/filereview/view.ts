@@ -11,7 +11,7 @@ import { Widget } from '@lumino/widgets';
 import { element, styledButton } from '../dom';
 import { copilotIcon } from '../icons';
 import type { IFileReview } from '../protocol';
-import { createDiff } from '../review/diff';
+import { createDiff, releaseDiff } from '../review/diff';
 import { FileReviewTexts } from './texts';
 
 /**
@@ -154,7 +154,7 @@ export class FileReviewView extends Widget {
     if (this.isDisposed) {
       return;
     }
-    this._editor.destroy();
+    releaseDiff(this._editor);
     this._keep.removeEventListener('click', this._onKeep);
     this._undo.removeEventListener('click', this._onUndo);
     super.dispose();

@@ -52,6 +52,13 @@ export function lockHunks(parent: HTMLElement, locked: boolean): void {
  * cells. In a shadow root the rules go to that root's adopted style sheet
  * instead, so a review touches only its own cell's layout.
  *
+ * The editor of the last diff closed is taken over when there is one (see
+ * {@link releaseDiff}), moved here with a new state. A new editor adds
+ * listeners to the window and the document, which in a long notebook
+ * already hold some for every cell editor, so that each addition and each
+ * removal costs more the longer the notebook; a new state costs the same
+ * in 10 cells as in 2,000.
+ *
  * With `hunks`, each changed hunk has a button to keep it and one to drop
  * it; dropping reverts that hunk in the editor's document, which stays
  * read-only to the keyboard. The editor's document is then the proposal
@@ -62,7 +69,8 @@ export function lockHunks(parent: HTMLElement, locked: boolean): void {
  * @param proposed - The proposed text.
  * @param extensions - More editor extensions, e.g. a language for highlighting.
  * @param hunks - The per-hunk buttons; none when `null`.
- * @returns The editor; destroy it with the view that holds it.
+ * @returns The editor; give it back with {@link releaseDiff} when the view
+ *   that holds it goes.
  */
 export function createDiff(
   parent: HTMLElement,
@@ -75,30 +83,69 @@ export function createDiff(
   const box = document.createElement('div');
   box.className = 'jp-Copilot-DiffText';
   root.replaceChildren(box);
-  return new EditorView({
-    parent: box,
-    root,
-    state: EditorState.create({
-      doc: proposed,
-      extensions: [
-        unifiedMergeView({
-          original,
-          mergeControls: hunks ? Private.hunkButton(hunks) : false,
-          syntaxHighlightDeletions: true,
-          collapseUnchanged: { margin: 3, minSize: 6 }
-        }),
-        EditorState.readOnly.of(true),
-        EditorView.editable.of(false),
-        EditorView.lineWrapping,
-        jupyterTheme,
-        Private.THEME,
-        ...extensions
-      ]
-    })
+  const state = EditorState.create({
+    doc: proposed,
+    extensions: [
+      unifiedMergeView({
+        original,
+        mergeControls: hunks ? Private.hunkButton(hunks) : false,
+        syntaxHighlightDeletions: true,
+        collapseUnchanged: { margin: 3, minSize: 6 }
+      }),
+      EditorState.readOnly.of(true),
+      EditorView.editable.of(false),
+      EditorView.lineWrapping,
+      jupyterTheme,
+      Private.THEME,
+      ...extensions
+    ]
   });
+  const spare = Private.kept.spare;
+  Private.kept.spare = null;
+  if (!spare) {
+    return new EditorView({ parent: box, root, state });
+  }
+  // Its rules go to this root's style sheet, then its content is rebuilt.
+  spare.setRoot(root);
+  box.append(spare.dom);
+  spare.setState(state);
+  return spare;
+}
+
+/**
+ * Give back the editor of a diff whose view goes: it leaves the page, keeps
+ * nothing of the diff, and the next {@link createDiff} takes it over. One is
+ * kept; any other is destroyed.
+ *
+ * @param editor - An editor made by {@link createDiff}, no longer used by
+ *   its view.
+ */
+export function releaseDiff(editor: EditorView): void {
+  if (editor === Private.kept.spare) {
+    return;
+  }
+  editor.dom.remove();
+  if (Private.kept.spare) {
+    editor.destroy();
+    return;
+  }
+  try {
+    editor.setState(EditorState.create());
+  } catch {
+    // In the middle of an update of its own: not fit to be taken over.
+    editor.destroy();
+    return;
+  }
+  Private.kept.spare = editor;
 }
 
 namespace Private {
+  /**
+   * The editor of the last diff closed, empty and out of the page, for the
+   * next diff to take over.
+   */
+  export const kept: { spare: EditorView | null } = { spare: null };
+
   /**
    * The look of the diff: JupyterLab's code font, and the colours of added,
    * removed and collapsed lines from the theme's variables. One style

@@ -8,7 +8,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { element, styledButton } from '../dom';
-import { createDiff, lockHunks } from './diff';
+import { createDiff, lockHunks, releaseDiff } from './diff';
 import { plainSource } from './placement';
 
 /**
@@ -163,7 +163,10 @@ export class ReviewView extends Widget {
     if (this.isDisposed) {
       return;
     }
-    this._editor?.destroy();
+    if (this._editor) {
+      releaseDiff(this._editor);
+      this._editor = null;
+    }
     this._keep.removeEventListener('click', this._onKeep);
     this._undo.removeEventListener('click', this._onUndo);
     this.node.removeEventListener('mousedown', Private.stop);
