@@ -524,6 +524,10 @@ class TestKillSwitchDuringReview:
             assert await hunks.count() >= 2
             for n in range(await hunks.count()):
                 assert await hunks.nth(n).is_disabled()
+            # So is the panel's Keep all; Undo all still works.
+            changes = lab.page.locator(".jp-Copilot-Changes")
+            assert await changes.locator(".jp-Copilot-KeepAll").is_disabled()
+            assert await changes.locator(".jp-Copilot-UndoAll").is_enabled()
             await lab.screenshot("copilot-review-kill-switch.png")
             assert await model_source(lab, cell["cellId"]) == OLD
             # New proposals are refused as well.

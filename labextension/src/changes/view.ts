@@ -43,9 +43,6 @@ export class ChangesView extends Widget {
       'jp-mod-accept jp-Copilot-KeepAll',
       trans.__('Keep all')
     );
-    this._keepAll.title = trans.__(
-      'Keep every open change; a change whose cell changed applies nothing.'
-    );
     this._undoAll = styledButton(
       'jp-mod-reject jp-Copilot-UndoAll',
       trans.__('Undo all')
@@ -123,6 +120,15 @@ export class ChangesView extends Widget {
     this.setHidden(this._changes.length === 0);
     this.node.dataset.open = String(open);
     this._keepAll.textContent = trans.__('Keep all (%1)', open);
+    // As each review's own Keep: disabled while tool edits are turned off.
+    this._keepAll.disabled = !this._reviews.canKeep;
+    this._keepAll.title = this._reviews.canKeep
+      ? trans.__(
+          'Keep every open change; a change whose cell changed applies nothing.'
+        )
+      : trans.__(
+          'Copilot edits were turned off by the administrator; Undo still works.'
+        );
   }
 
   private _item(change: IChange): HTMLElement {

@@ -327,6 +327,15 @@ export class ReviewManager implements IDisposable {
   }
 
   /**
+   * Whether Keep can work now: false while the administrator has turned
+   * tool edits off (the kill switch), or before the server said. The
+   * `changed` signal follows it.
+   */
+  get canKeep(): boolean {
+    return this._bridge.toolsEnabled;
+  }
+
+  /**
    * The reviews this page opened, oldest first, with their state: the
    * open ones and the last ones decided (at most {@link Private.KEPT}).
    */
@@ -620,6 +629,7 @@ export class ReviewManager implements IDisposable {
 
   private _onToolsEnabled(): void {
     this._reviews.forEach(review => review.toolsEnabledChanged());
+    this._changed.emit();
   }
 
   private _shell: JupyterFrontEnd.IShell;
