@@ -27,6 +27,10 @@ pytestmark = pytest.mark.browser
 OLD = "def total(xs):\n    return sum(xs)\n"
 NEW = "def total(xs):\n    return sum(x for x in xs if x is not None)\n"
 CELLS = ["import os", OLD, "total([1, 2])"]
+#: A nine-line cell and a proposal that changes three separate lines of it: three hunks.
+LINES = [f"{name} = {value}\n" for value, name in enumerate("abcdefghi", 1)]
+LINES_OLD = "".join(LINES)
+LINES_NEW = "".join(["a = 10\n", *LINES[1:4], "e = 50\n", *LINES[5:8], "i = 90\n"])
 
 
 async def selected_cell(lab: Lab, jp_fetch: Any, path: str, index: int) -> dict[str, Any]:
@@ -220,9 +224,7 @@ async def test_a_newer_proposal_supersedes_the_older(lab_server, jp_fetch, jp_ro
 async def test_partial_keep_applies_exactly_the_hunks_not_dropped(
     lab_server, jp_fetch, jp_root_dir
 ) -> None:
-    lines = [f"{name} = {value}\n" for value, name in enumerate("abcdefghi", 1)]
-    old = "".join(lines)
-    new = "".join(["a = 10\n", *lines[1:4], "e = 50\n", *lines[5:8], "i = 90\n"])
+    lines, old, new = LINES, LINES_OLD, LINES_NEW
     chosen = "".join(["a = 10\n", *lines[1:8], "i = 90\n"])
     make_notebook(jp_root_dir, "a.ipynb", ["import os", old, "total([1, 2])"])
     async with lab_page(lab_server) as lab:
@@ -261,9 +263,7 @@ async def test_a_later_review_shows_only_its_own_diff_and_hunks(
     lab_server, jp_fetch, jp_root_dir
 ) -> None:
     """A review's diff editor is taken over by the next one: nothing of the first may show."""
-    lines = [f"{name} = {value}\n" for value, name in enumerate("abcdefghi", 1)]
-    old = "".join(lines)
-    new = "".join(["a = 10\n", *lines[1:4], "e = 50\n", *lines[5:8], "i = 90\n"])
+    lines, old, new = LINES, LINES_OLD, LINES_NEW
     make_notebook(jp_root_dir, "a.ipynb", ["import os", old, "total([1, 2])"])
     async with lab_page(lab_server) as lab:
         await open_notebook(lab, jp_fetch, "a.ipynb")
