@@ -47,8 +47,14 @@ class AgentSpec:
     #: The agent's own session mode in which it asks before acting, and its plan mode.
     ask_mode: str | None = None
     plan_mode: str | None = None
-    #: Folders under HOME where the agent keeps its own state; writable in the sandbox.
-    state_dirs: tuple[str, ...] = ()
+    #: Files under the person's HOME the agent logs in with, shown to it read-only in the
+    #: sandbox (its own HOME there is a product-owned folder: docs/security.md).
+    credentials: tuple[str, ...] = ()
+    #: Hosts (``host`` or ``host:port``) its model API lives on, reachable from the sandbox.
+    network_hosts: tuple[str, ...] = ()
+    #: Whether its own tools read files without asking us: then only the sandbox holds it to
+    #: the ``files`` grant, and without one it is unguarded.
+    unrouted_reads: bool = False
     #: Environment that is safe only under the sandbox (which hides settings folders).
     sandbox_env: Mapping[str, str] = field(default_factory=dict)
     #: Start in a private empty folder instead of the server's root: for an agent that
@@ -103,7 +109,9 @@ KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
             # Not its "plan" mode: there Claude Code lets its own classifier allow commands
             # without asking us. In "default" it asks, and our Plan rejects at once.
             plan_mode="default",
-            state_dirs=(".claude",),
+            credentials=(".claude/.credentials.json",),
+            network_hosts=("api.anthropic.com",),
+            unrouted_reads=True,
         ),
         (("claude-agent-acp",), ("claude-code-acp",)),
     ),
@@ -116,7 +124,8 @@ KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
             env={**_QUIET, **_passed_through("OPENAI_API_KEY", "OPENAI_BASE_URL")},
             kind="known",
             guarded=False,
-            state_dirs=(".codex",),
+            credentials=(".codex/auth.json",),
+            network_hosts=("api.openai.com", "chatgpt.com"),
         ),
         (("codex-acp",),),
     ),
@@ -133,7 +142,13 @@ KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
             kind="known",
             ask_mode="default",
             plan_mode="plan",
-            state_dirs=(".gemini",),
+            credentials=(".gemini/oauth_creds.json", ".gemini/google_accounts.json"),
+            network_hosts=(
+                "generativelanguage.googleapis.com",
+                "cloudcode-pa.googleapis.com",
+                "oauth2.googleapis.com",
+            ),
+            unrouted_reads=True,
             # Gemini drops client MCP servers in a folder it does not trust, and trusting a
             # folder also runs the settings in its .gemini: only under the sandbox, which
             # hides that folder, is the notebook folder trusted.
@@ -150,11 +165,16 @@ KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
             env=dict(_QUIET),
             kind="known",
             guarded=False,
-            state_dirs=(".config/goose", ".local/share/goose"),
         ),
         (("goose", "acp"),),
     ),
 )
+
+
+def unsandboxed(spec: AgentSpec) -> AgentSpec:
+    """``spec`` as it is held where no sandbox works: an agent whose own tools read files
+    without asking us is then unguarded."""
+    return replace(spec, guarded=False) if spec.unrouted_reads else spec
 
 
 def demo_spec() -> AgentSpec:
@@ -248,13 +268,16 @@ def build_catalog(
     which: Callable[[str], str | None],
     warn: Callable[[str], None],
     allow_unguarded: bool = False,
+    sandboxed: bool = True,
 ) -> list[AgentSpec]:
     """The agents on offer, the default first.
 
     Configured agents come first, in the order given; known ACP agents found on PATH follow
     unless a configured agent has the same id or ``discover`` is off. A known agent that the
-    product cannot hold to its rules is offered only with ``allow_unguarded``. The demo
-    agent is offered when the configuration names no agent, last.
+    product cannot hold to its rules is offered only with ``allow_unguarded``; without a
+    working sandbox (``sandboxed`` false) that includes every agent whose own tools read
+    files without asking us. The demo agent is offered when the configuration names no
+    agent, last.
     """
     agents: dict[str, AgentSpec] = {}
     for agent_id, entry in configured.items():
@@ -265,7 +288,8 @@ def build_catalog(
             continue
         agents[spec.id] = spec
     if discover:
-        for known, commands in KNOWN_AGENTS:
+        for profile, commands in KNOWN_AGENTS:
+            known = profile if sandboxed else unsandboxed(profile)
             if known.id in agents or not (known.guarded or allow_unguarded):
                 continue
             found = next((c for c in commands if which(c[0]) is not None), None)

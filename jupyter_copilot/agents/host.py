@@ -13,6 +13,7 @@ from ..dispatcher import Dispatcher
 from ..telemetry import Telemetry
 from .adminpolicy import Policy
 from .conversation import TurnLimits
+from .egress import Network
 from .filereviews import FileReviews
 from .sandbox import Sandbox
 from .store import ConversationStore
@@ -42,6 +43,8 @@ class ConversationsHost:
     #: Seconds an allowed shell command may run.
     shell_timeout: Callable[[], float]
     sandbox: Sandbox
+    #: What a sandboxed agent's network reaches (``egress.py``); None: nothing.
+    network: Network | None = None
     #: The names of our MCP tools.
     our_tools: frozenset[str] = frozenset()
     #: The caps on one turn, as configured now.

@@ -15,6 +15,7 @@ import logging
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from collections.abc import Awaitable
 from typing import Any, TypeVar
@@ -26,8 +27,12 @@ from acp.schema import Implementation, InitializeResponse
 from .._version import __version__
 from .catalog import AgentSpec, resolve_env
 from .conversation import TurnLimits
+from .egress import Egress, Network
 from .policy import client_capabilities
-from .sandbox import Sandbox, SandboxRequired
+from .sandbox import NET_DIR, REQUIRED, Launch, Sandbox, SandboxRequired
+
+#: The program that gives a sandboxed agent its network (run with ``python -I -S``).
+NETBRIDGE = os.path.join(os.path.dirname(__file__), "netbridge.py")
 
 T = TypeVar("T")
 
@@ -61,6 +66,7 @@ class AgentProcess:
         grace_seconds: float = 3.0,
         sandbox: Sandbox | None = None,
         hide_root: bool = False,
+        network: Network | None = None,
         line_max_bytes: int = TurnLimits.line_bytes,
     ) -> None:
         self.spec = spec
@@ -68,6 +74,9 @@ class AgentProcess:
         self._cwd = cwd
         self._sandbox = sandbox
         self._hide_root = hide_root
+        self._network = network
+        #: The sandboxed agent's network while it runs (``egress.py``).
+        self.egress: Egress | None = None
         self.log = log
         self.grace_seconds = grace_seconds
         self.line_max_bytes = line_max_bytes
@@ -117,25 +126,21 @@ class AgentProcess:
             raise AgentStartError(
                 f"The agent '{self.spec.label}' could not be started: its command was not found."
             )
-        if self._sandbox is not None:
-            try:
-                # It may look through the folder for notebooks: not on the event loop.
-                command = await asyncio.to_thread(
-                    self._sandbox.command,
-                    command,
-                    env.get("HOME") or os.path.expanduser("~"),
-                    self.spec.state_dirs,
-                    self._hide_root,
-                )
-                if self._sandbox.active:
-                    env.update(self.spec.sandbox_env)
-            except SandboxRequired:
-                raise AgentStartError(
-                    "The agent sandbox is required on this server, but it does not work here; "
-                    "no agent can start. Ask your administrator."
-                ) from None
         cwd = self._cwd
-        if self.spec.private_cwd:
+        pass_fds: tuple[int, ...] = ()
+        sandboxed = self._sandbox is not None and self._sandbox.active
+        if sandboxed:
+            launch = await self._sandboxed(command, env)
+            command, pass_fds = launch.argv, launch.pass_fds
+            env.update(launch.env)
+            env.update(self.spec.sandbox_env)
+        elif self._sandbox is not None and self._sandbox.mode == REQUIRED:
+            raise AgentStartError(
+                "The agent sandbox is required on this server, but it does not work here; "
+                "no agent can start. Ask your administrator."
+            )
+        if self.spec.private_cwd and not sandboxed:
+            # Under the sandbox it starts in its private /tmp.
             self._private_cwd = tempfile.mkdtemp(prefix="jupyter-copilot-agent-")
             cwd = self._private_cwd
         try:
@@ -147,17 +152,22 @@ class AgentProcess:
                 env=env,
                 cwd=cwd,
                 start_new_session=True,
+                pass_fds=pass_fds,
             )
         except FileNotFoundError as e:
-            self._remove_private_cwd()
+            await self._release()
             raise AgentStartError(
                 f"The agent '{self.spec.label}' could not be started: its command was not found."
             ) from e
         except OSError as e:
-            self._remove_private_cwd()
+            await self._release()
             raise AgentStartError(
                 f"The agent '{self.spec.label}' could not be started ({e.strerror})."
             ) from e
+        finally:
+            for fd in pass_fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._exit = asyncio.ensure_future(self.proc.wait())
         self._exit.add_done_callback(self._on_exit)
@@ -181,6 +191,46 @@ class AgentProcess:
                 "Agent Client Protocol handshake."
             ) from e
         return self.init
+
+    async def _sandboxed(self, command: list[str], env: dict[str, str]) -> Launch:
+        """How to start ``command`` in the sandbox, with its network served."""
+        assert self._sandbox is not None
+        if self._network is not None:
+            self.egress = await self._network.open(env, self.spec.network_hosts)
+            env.update(self.egress.plan.env)
+            bridge = self.egress.bridge_args(NET_DIR)
+        else:
+            bridge = []
+        # Its own loopback is the agent's whole network: the bridge carries what it may reach.
+        wrapped = [sys.executable, "-I", "-S", NETBRIDGE, *bridge, "--", *command]
+        try:
+            # It looks through the folder for notebooks: not on the event loop.
+            return await asyncio.to_thread(
+                self._sandbox.launch,
+                wrapped,
+                agent_id=self.spec.id,
+                hide_root=self._hide_root,
+                private_cwd=self.spec.private_cwd,
+                credentials=self.spec.credentials,
+                net_dir=self.egress.folder if self.egress is not None else None,
+                path=env.get("PATH"),
+            )
+        except (SandboxRequired, OSError) as e:
+            await self._release()
+            raise AgentStartError(
+                f"The agent '{self.spec.label}' could not be started in the sandbox."
+            ) from e
+
+    def mcp_url(self, outer: str) -> str:
+        """Our MCP endpoint's URL as this agent reaches it."""
+        return self.egress.mcp_url(outer) if self.egress is not None else outer
+
+    async def _release(self) -> None:
+        """Give back what the process had besides itself: its folder, its network."""
+        self._remove_private_cwd()
+        if self.egress is not None:
+            await self.egress.close()
+            self.egress = None
 
     async def call(self, awaitable: Awaitable[T], timeout: float | None = None) -> T:
         """Await an ACP request, unless the process ends first (:class:`AgentExited`)."""
@@ -283,7 +333,7 @@ class AgentProcess:
             if self._pump is not None:
                 self._pump.cancel()
             self._stderr.close()
-            self._remove_private_cwd()
+            await self._release()
 
     def _remove_private_cwd(self) -> None:
         if self._private_cwd is not None:

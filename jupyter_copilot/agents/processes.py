@@ -67,6 +67,7 @@ class AgentProcesses:
             self.host.cwd,
             self.host.log,
             sandbox=self.host.sandbox,
+            network=self.host.network,
             line_max_bytes=self.host.limits().line_bytes,
             # Agents that read files themselves find an empty folder without the grant.
             hide_root=conversation.chat_only or FILES not in conversation.context_refs,
@@ -75,7 +76,9 @@ class AgentProcesses:
         await process.start()
         assert process.conn is not None
         servers = mcp_servers(
-            bool(conversation.tools_offered), self.host.mcp_url(), conversation.token
+            bool(conversation.tools_offered),
+            process.mcp_url(self.host.mcp_url()),
+            conversation.token,
         )
         caps = process.init.agent_capabilities if process.init is not None else None
         # The turn said the agent would come back with its session (``Turns.send``).
