@@ -12,6 +12,15 @@ SQLite database (or fails its integrity check) is moved aside next to itself, wi
 timestamped suffix, and a new one is started. Warnings carry no paths (they are logged at
 DEBUG) and no content.
 
+The store is private to the server's user (docs/security.md, "Smaller guarantees"): its
+folder is created 0700 and its file 0600, and neither is followed through a link. A folder or
+file that is a symbolic link, belongs to another user, or can be written by other users, a
+file with other hard links, or SQLite journal files of that kind next to it, are refused
+before SQLite opens anything: the store stays off (conversations in memory only), the files
+are left exactly as they are, and an error says what was wrong. Once the folder is checked
+(the server user's own, writable by no one else), no one else can plant a link in it between
+the check and SQLite opening the file.
+
 All access goes through one connection guarded by a lock, with a busy timeout for another
 server process writing the same file; writes are small and run on the event loop's thread
 like the file-ID service's.
@@ -20,12 +29,14 @@ like the file-ID service's.
 from __future__ import annotations
 
 import datetime
+import errno
 import json
 import logging
 import os
 import sqlite3
+import stat
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +45,8 @@ from typing import Any
 SCHEMA_VERSION = 1
 #: Seconds a write waits for another process holding the file's lock.
 BUSY_TIMEOUT_SECONDS = 5.0
+#: The files SQLite keeps next to the store while it writes (rollback journal, WAL).
+SIDE_FILES = ("-journal", "-wal", "-shm")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -50,6 +63,15 @@ CREATE TABLE IF NOT EXISTS turns (
     PRIMARY KEY (conversation_id, seq)
 );
 """
+
+
+class UnsafeStore(Exception):
+    """The store's file or folder is not safely the server user's own; ``why`` says how,
+    in words without a path."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
 
 
 @dataclass(frozen=True)
@@ -83,10 +105,9 @@ class ConversationStore:
 
     def _open(self, path: str) -> None:
         try:
-            directory = os.path.dirname(os.path.abspath(path))
-            os.makedirs(directory, mode=0o700, exist_ok=True)
-            _create_private(path)
-            self._db = self._connect(path)
+            self._db = _open_private(path, self._connect)
+        except UnsafeStore as e:
+            self._unsafe(e)
         except sqlite3.DatabaseError as e:
             if isinstance(e, sqlite3.OperationalError) and not _is_corrupt(e):
                 self._unusable("it cannot be opened or written", e)
@@ -120,11 +141,13 @@ class ConversationStore:
         aside = f"{path}.corrupt-{stamp}"
         try:
             os.replace(path, aside)
-            for suffix in ("-journal", "-wal", "-shm"):
-                if os.path.exists(path + suffix):
+            for suffix in SIDE_FILES:
+                if os.path.lexists(path + suffix):
                     os.replace(path + suffix, aside + suffix)
-            _create_private(path)
-            self._db = self._connect(path)
+            self._db = _open_private(path, self._connect)
+        except UnsafeStore as e:
+            self._unsafe(e)
+            return
         except (OSError, sqlite3.Error) as e:
             self._unusable("it is damaged and could not be replaced", e)
             return
@@ -149,6 +172,19 @@ class ConversationStore:
             type(error).__name__,
         )
         self.log.debug("jupyter-copilot: conversation store %s: %s", self.path, error)
+
+    def _unsafe(self, error: UnsafeStore) -> None:
+        """Fail closed: nothing is stored, nothing of the files is touched, and an error
+        names the problem (never the path, which is logged at DEBUG)."""
+        self.problem = f"it is unsafe: {error.why}"
+        self.log.error(
+            "jupyter-copilot: the conversation store was refused because %s; conversations "
+            "are not stored and are kept in memory until the server stops. Check "
+            "CopilotApp.conversations_db_path: its folder and file must belong to the "
+            "server's user, be writable by no one else, and not be links.",
+            error.why,
+        )
+        self.log.debug("jupyter-copilot: unsafe conversation store %s", self.path)
 
     # -- reading and writing ---------------------------------------------------------------
 
@@ -245,16 +281,63 @@ class ConversationStore:
             self._unusable("it cannot be written", e)
 
 
-def _create_private(path: str) -> None:
-    """Create the store's file readable by its owner only (SQLite gives its journal files
-    the same permissions); an existing file is left as it is."""
+def _open_private(path: str, connect: Callable[[str], sqlite3.Connection]) -> sqlite3.Connection:
+    """Open the store at ``path`` with ``connect`` once its folder and files are checked.
+
+    The folder is created 0700 when missing and the file 0600, without following a link at
+    either. Raises :class:`UnsafeStore` for a folder, file or SQLite side file that is a
+    link, belongs to another user or can be written by other users, and for a file with
+    other hard links (writing it would write that other file).
+    """
+    directory = os.path.dirname(os.path.abspath(path))
     try:
-        fd = os.open(
-            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600
-        )
-    except FileExistsError:
-        return
-    os.close(fd)
+        os.lstat(directory)
+    except FileNotFoundError:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    _check("its folder", os.lstat(directory), folder=True)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise UnsafeStore("its file is a symbolic link") from None
+        raise
+    try:
+        opened = os.fstat(fd)
+    finally:
+        # Closed before SQLite opens the file: closing a second descriptor of a file would
+        # drop the POSIX locks SQLite holds on it.
+        os.close(fd)
+    _check("its file", opened)
+    for suffix in SIDE_FILES:
+        try:
+            side = os.lstat(path + suffix)
+        except FileNotFoundError:
+            continue
+        _check(f"its SQLite {suffix[1:]} file", side)
+    db = connect(path)
+    # The file SQLite opened is the one checked above: the checked folder lets no one else
+    # swap it, so this only proves that the check and the open agree.
+    now = os.lstat(path)
+    if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+        db.close()
+        raise UnsafeStore("its file was replaced while it was being opened")
+    return db
+
+
+def _check(what: str, st: os.stat_result, folder: bool = False) -> None:
+    """Raise :class:`UnsafeStore` unless ``st`` is a folder (``folder``) or a regular file,
+    the server user's own, writable by no one else and, for a file, its only name."""
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafeStore(f"{what} is a symbolic link")
+    if not (stat.S_ISDIR(st.st_mode) if folder else stat.S_ISREG(st.st_mode)):
+        raise UnsafeStore(f"{what} is not a {'folder' if folder else 'regular file'}")
+    if st.st_uid != os.geteuid():
+        raise UnsafeStore(f"{what} belongs to another user")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise UnsafeStore(f"{what} can be written by other users")
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        raise UnsafeStore(f"{what} has other hard links")
 
 
 def _is_corrupt(error: sqlite3.OperationalError) -> bool:
