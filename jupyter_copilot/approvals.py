@@ -136,18 +136,28 @@ class Approvals:
         page: PageSession,
         description: str,
         command: str,
+        program: str,
         folder: str,
+        ignored_env: list[str],
         group: str,
     ) -> bool:
-        """Show a shell command's card, with the exact command and folder; whether allowed.
+        """Show a shell command's card; whether allowed.
 
-        The command is shown to the person only: it never reaches an event or a log.
+        The card has the exact command line, the absolute path of the program that runs,
+        the folder, and the names of the environment variables the agent asked for, which
+        are not used. They are shown to the person only: never in an event or a log.
         """
         request: dict[str, Any] = {
             "toolName": "Shell command",
             "kind": "shell",
             "description": description,
-            "details": {"conversationId": group, "command": command, "folder": folder},
+            "details": {
+                "conversationId": group,
+                "command": command,
+                "program": program,
+                "folder": folder,
+                "ignoredEnv": ignored_env,
+            },
         }
         outcome, _ = await self._ask(request, owner, page, None, "conversation", None, group)
         return outcome == ALLOWED

@@ -6,12 +6,17 @@ shell tools here instead of acting on disk. Each request is checked in a fixed o
 
 1. the kill switch (``kill-switch``);
 2. the path resolves inside the server's root after symlinks (``outside-root``) and is
-   not a notebook (``notebook-file``);
+   not a notebook (``notebook-file``); a read checks its grants (3 and 4) before this, and
+   whether the file exists only after, so that a conversation without the grant learns
+   nothing about paths (docs/security.md, "Smaller guarantees");
 3. the conversation allows it: reads need the ``files`` reference (``blocked``), writes are
    refused in Plan and Chat-only (``plan-mode``), shell commands need
    ``CopilotApp.agent_shell = "ask"`` and a mode that edits (``not-permitted``);
 4. the server's authorizer lets the person read or write files (``blocked``, ``read-only``);
-5. a write opens a file review and a command waits for the person's Allow.
+5. a command can be shown as it will run (``shell.prepare``): at most 4,000 characters
+   (``over-budget``), no direction controls, a program found on the ``PATH``
+   (``invalid-input``);
+6. a write opens a file review and a command waits for the person's Allow.
 
 A refusal answers the agent with a JSON-RPC error whose message starts with the code, and
 the person sees a notice in the turn. The agent's own permission requests follow the mode
@@ -23,7 +28,6 @@ request becomes a card. Nothing is ever allowed for an agent's own tool without 
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -47,17 +51,19 @@ from ..approvals import Approvals
 from ..bridge import PageSession
 from ..callers import CONTEXT_REFS
 from ..dispatcher import Dispatcher
+from ..hiddenchars import bidi_controls, escaped
 from ..refusals import Refusal
-from . import files
+from . import files, shell
 from .conversation import OUTPUT_CHARS, Conversation
 from .filereviews import FileReviews
 from .policy import MCP_SERVER_NAME
-from .shell import Terminal, Terminals
+from .shell import MAX_COMMAND_CHARS, Terminal, Terminals
 
 #: The JSON-RPC error code of a refused request (the server-defined range).
 REFUSED = -32001
-#: The longest command a card shows; a longer one is refused rather than shown cut.
-MAX_COMMAND_CHARS = 4000
+#: The most names of ignored environment variables a shell card lists, and their length.
+MAX_IGNORED_ENV = 50
+MAX_ENV_NAME_CHARS = 100
 
 _KIND_WORDS = {
     "edit": "edit files",
@@ -122,16 +128,16 @@ class OwnTools:
         c = self.conversation
         try:
             self._check_switch()
-            api_path = self._resolve(path)
-            if not await self.host.file_reviews.exists(api_path):
-                # Agents read a file before they write it; a new file reads as empty, which
-                # tells no more than that it is not there.
-                return ReadTextFileResponse(content="")
             refusal = files.read_refusal(c.chat_only, self._refs())
             if refusal is None and not c.may_read_files:
                 refusal = Refusal("blocked", "You may not read files on this server.")
             if refusal is not None:
                 raise refusal
+            api_path = self._resolve(path)
+            if not await self.host.file_reviews.exists(api_path):
+                # Agents read a file before they write it; a new file reads as empty, which
+                # tells no more than that it is not there.
+                return ReadTextFileResponse(content="")
             text = await self.host.file_reviews.read(api_path)
         except Refusal as refusal:
             self._notice(f"Refused the agent's file read: {refusal.message}")
@@ -178,7 +184,12 @@ class OwnTools:
         cwd: str | None,
         output_byte_limit: int | None,
     ) -> CreateTerminalResponse:
-        """Run a command after the person allows its card; never automatically."""
+        """Run a command after the person allows its card; never automatically.
+
+        The card shows the command line, the absolute path of the program that will run,
+        the folder, and the names of the environment variables the agent asked for, which
+        are not used (``shell.py``). What runs is exactly what the card shows.
+        """
         c = self.conversation
         try:
             self._check_switch()
@@ -191,14 +202,18 @@ class OwnTools:
             real_cwd = os.path.join(os.path.realpath(self.host.root), *folder.split("/"))
             if not os.path.isdir(real_cwd):
                 raise Refusal("invalid-input", "The command's folder does not exist.")
-            argv = [command, *args] if args else ["/bin/sh", "-c", command]
-            shown = shlex.join([command, *args]) if args else command
+            environment = acp.default_environment()
+            run = shell.prepare(
+                command, list(args or []), real_cwd, environment.get("PATH", os.defpath)
+            )
             allowed = await self.host.approvals.ask_shell(
                 owner=c.owner,
                 page=self._page(),
                 description=f"{c.agent.label} wants to run a command",
-                command=shown,
+                command=run.line,
+                program=run.program,
                 folder=folder,
+                ignored_env=_ignored_names(env),
                 group=c.id,
             )
             if not allowed:
@@ -207,18 +222,16 @@ class OwnTools:
             self._check_switch()
             if c.terminals is None:
                 c.terminals = Terminals(self.host.shell_timeout())
-            environment = {
-                **acp.default_environment(),
-                **{v.name: v.value for v in env or [] if isinstance(v.name, str)},
-            }
             try:
-                terminal = await c.terminals.start(argv, real_cwd, environment, output_byte_limit)
+                terminal = await c.terminals.start(
+                    run.argv, real_cwd, environment, output_byte_limit
+                )
             except OSError as e:
                 raise Refusal("invalid-input", f"The command could not start ({e}).") from e
         except Refusal as refusal:
             self._notice(f"Refused the agent's command: {refusal.message}")
             raise _refused(refusal) from None
-        self._show_terminal(terminal, shown)
+        self._show_terminal(terminal, escaped(run.line))
         return CreateTerminalResponse(terminal_id=terminal.terminal_id)
 
     async def terminal_output(self, terminal_id: str) -> TerminalOutputResponse:
@@ -275,6 +288,13 @@ class OwnTools:
             self._notice(
                 f"Refused the agent's own request to run a command longer than "
                 f"{MAX_COMMAND_CHARS} characters: it could not be shown in full."
+            )
+            return _reject(options)
+        if kind == "execute" and bidi_controls(tool_call.title or ""):
+            # Nor one whose text may show in another order than the one it runs in.
+            self._notice(
+                "Refused the agent's own request to run a command holding characters that "
+                "change the direction of text: it could not be shown as it would run."
             )
             return _reject(options)
         choice = await self._ask(tool_call, options)
@@ -372,6 +392,13 @@ class OwnTools:
         waiter = terminal.task
         if waiter is not None:
             waiter.add_done_callback(ended)
+
+
+def _ignored_names(env: list[EnvVariable] | None) -> list[str]:
+    """The names of the variables an agent asked for, which are never used: sorted, at
+    most :data:`MAX_IGNORED_ENV`, each cut to :data:`MAX_ENV_NAME_CHARS` characters."""
+    names = sorted({v.name for v in env or [] if isinstance(v.name, str)})
+    return [n[:MAX_ENV_NAME_CHARS] for n in names[:MAX_IGNORED_ENV]]
 
 
 def _exit_status(terminal: Terminal) -> TerminalExitStatus:

@@ -6,8 +6,9 @@
  * jupyter_copilot/schemas/vocabulary.json and the bridge message schemas.
  *
  * - vocabulary.ts: a string-literal union per vocabulary list (RefusalCode,
- *   PageCode, ApprovalOutcome, ...), the lists themselves and the refusal
- *   codes' statuses and default texts;
+ *   PageCode, ApprovalOutcome, ...), the lists themselves, the refusal
+ *   codes' statuses and default texts, and the code point ranges of each
+ *   kind of hidden character;
  * - bridge.ts: an interface per bridge message, both ways, with the
  *   vocabulary's unions where the schemas reference the vocabulary, and one
  *   per action payload that the schemas define (`InsertCellRequest`, ...).
@@ -70,6 +71,12 @@ function vocabularyModule(vocabulary, lists) {
       `export const ${constant(key)}: readonly ${type}[] = ${JSON.stringify(items)};\n`
     );
   }
+  lines.push(
+    '/** The code point ranges (hex, `first..last`) of each kind of hidden character. */'
+  );
+  lines.push(
+    `export const HIDDEN_CHARACTER_RANGES: Record<HiddenCharacter, readonly string[]> = ${JSON.stringify(vocabulary.hiddenCharacters, null, 2)};\n`
+  );
   const codes = vocabulary.refusalCodes;
   const status = Object.fromEntries(Object.entries(codes).map(([c, e]) => [c, e.status]));
   const texts = Object.fromEntries(Object.entries(codes).map(([c, e]) => [c, e.text]));

@@ -94,8 +94,11 @@ export type ApprovalOutcome = ApprovalOutcomeName;
 /**
  * What an approval request says of its proposal: metadata only, never source.
  * `conversationId` and `toolCallId` name an agent's own permission request;
- * `command` is the exact command line a `shell` request would run and
- * `folder` the server-relative folder it runs in ("" for the server's root);
+ * `command` is the exact command line a `shell` request would run,
+ * `program` the absolute path of the program that runs, `folder` the
+ * server-relative folder it runs in ("" for the server's root) and
+ * `ignoredEnv` the names of the environment variables the agent asked for,
+ * which are not used;
  * `expectedSourceHash` is the hash of the source a `run` request would run.
  */
 export type IApprovalDetails = ApprovalDetails;
@@ -170,6 +173,7 @@ export function parseApprovalRequest(
     'conversationId',
     'toolCallId',
     'command',
+    'program',
     'folder',
     'expectedSourceHash'
   ] as const;
@@ -177,6 +181,12 @@ export function parseApprovalRequest(
     if (typeof d[key] === 'string') {
       details[key] = d[key] as string;
     }
+  }
+  if (
+    Array.isArray(d.ignoredEnv) &&
+    d.ignoredEnv.every(name => typeof name === 'string')
+  ) {
+    details.ignoredEnv = d.ignoredEnv as string[];
   }
   if (Number.isInteger(d.newSourceBytes) && (d.newSourceBytes as number) >= 0) {
     details.newSourceBytes = d.newSourceBytes as number;

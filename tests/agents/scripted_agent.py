@@ -1,13 +1,16 @@
 """A scripted ACP agent for tests: the first word of the message says what it does.
 
 It records what it receives (initialize, session/new, every prompt, cancel) as JSON lines in
-``$SCRIPTED_AGENT_LOG``, so tests can assert on exactly what reached the agent.
+``$SCRIPTED_AGENT_LOG``, so tests can assert on exactly what reached the agent. It ignores
+its arguments: tests give it the log's path there too, so that each test's agent process has
+a command line of its own (tests/conversations.py).
 
 Commands: ``reply <text>``; ``Reply with the word <w>``; ``stream <n>``; ``slow`` (waits for
 Stop); ``stubborn`` (ignores Stop); ``crash``; ``permission``;
 ``permission-kind <kind> [title]``; ``permission-flood <n>``;
 ``mcp <tool> <json>``; ``edit-selected <json string>``; ``read <path>``;
-``write <path> <json string>``; ``shell <command line>``; ``switch-mode <id>``;
+``write <path> <json string>``; ``shell <command line>``;
+``terminal <json {command, args, env, cwd}>``; ``switch-mode <id>``;
 ``spawn-child``; ``escape`` (a helper outside its process group keeps stdout open, and
 it ignores SIGTERM); ``ignore-term``; ``touch <path>`` (writes a file itself, not through the
 client, as an unrouted tool would); ``peek <path>`` (reads a file itself).
@@ -28,6 +31,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -39,6 +43,7 @@ from acp.schema import (
     AgentCapabilities,
     AllowedOutcome,
     CurrentModeUpdate,
+    EnvVariable,
     InitializeResponse,
     LoadSessionResponse,
     NewSessionResponse,
@@ -71,12 +76,27 @@ def save_sessions(memory: dict[str, list[str]]) -> None:
             json.dump(memory, f)
 
 
+def sleep_marker() -> str:
+    """A ``sleep`` argument of 600-odd seconds that no other process on the machine has.
+
+    The test finds the helper by this command line, across PID namespaces and while other
+    test processes run the same agent at the same time: the agent's own pid (1 or 2 inside
+    the sandbox's namespace) and the clock do not tell two agents apart, a random part does.
+    """
+    return f"600.{secrets.randbelow(10**9):09d}"
+
+
 def record(kind: str, **data: Any) -> None:
     """Append one JSON line to the log the test reads."""
     path = os.environ.get("SCRIPTED_AGENT_LOG")
     if path:
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"kind": kind, **data}) + "\n")
+        try:
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"kind": kind, **data}) + "\n")
+        except OSError:
+            # Under the sandbox the test's folder is out of reach; tests of the sandbox
+            # read the agent's replies instead.
+            return
 
 
 class ScriptedAgent(acp.Agent):  # type: ignore[misc]
@@ -262,6 +282,27 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
                 await self.conn.release_terminal(session_id=session_id, terminal_id=tid)
                 record("shell-done", exitCode=exit_.exit_code, output=out.output)
                 await say(f"exit {exit_.exit_code}: {out.output}")
+        elif word == "terminal":
+            # terminal/create with every field ACP has: {"command", "args", "env", "cwd"}.
+            spec = json.loads(rest)
+            created = await self.client_call(
+                say,
+                "terminal",
+                self.conn.create_terminal(
+                    command=spec["command"],
+                    args=spec.get("args"),
+                    env=[EnvVariable(name=k, value=v) for k, v in spec.get("env", {}).items()],
+                    cwd=spec.get("cwd"),
+                    session_id=session_id,
+                ),
+            )
+            if created is not None:
+                tid = created.terminal_id
+                exit_ = await self.conn.wait_for_terminal_exit(
+                    session_id=session_id, terminal_id=tid
+                )
+                out = await self.conn.terminal_output(session_id=session_id, terminal_id=tid)
+                record("terminal-done", exitCode=exit_.exit_code, output=out.output)
         elif word == "switch-mode":
             await self.conn.session_update(
                 session_id,
@@ -297,14 +338,14 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
             )
         elif word == "spawn-child":
             # Its pid may be a PID namespace's (under the sandbox): the test finds it by a
-            # command line of its own.
-            marker = f"600.{os.getpid()}{int(asyncio.get_running_loop().time() * 1000) % 1000}"
+            # command line of its own, unique on the machine (see sleep_marker).
+            marker = sleep_marker()
             child = subprocess.Popen(["sleep", marker])
             record("child", pid=child.pid, marker=marker)
             await say("spawned")
         elif word == "escape":
             # A helper in a session of its own that keeps the agent's stdout open.
-            marker = f"600.{os.getpid()}{int(asyncio.get_running_loop().time() * 1000) % 1000}"
+            marker = sleep_marker()
             child = subprocess.Popen(["sleep", marker], start_new_session=True)
             record("escaped", pid=child.pid, marker=marker)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
