@@ -34,6 +34,8 @@ from jupyter_copilot.agents.sandbox import (
     Layout,
     Sandbox,
     SandboxRequired,
+    copy_settings,
+    rehomed,
     runtime_folders,
     self_test,
     wrap,
@@ -443,3 +445,27 @@ def test_the_agents_home_and_network_folders_are_where_the_environment_says(
     assert launch.env["HOME"] == AGENT_HOME and NET_DIR.startswith("/run/jupyter-copilot")
     homes = list((tmp_path / "data" / "copilot" / "agent-homes").iterdir())
     assert len(homes) == 1 and "/" not in homes[0].name and (homes[0].stat().st_mode & 0o77) == 0
+
+
+def test_the_persons_settings_are_copied_into_the_agents_home_at_every_start(
+    tmp_path: Path,
+) -> None:
+    home, own = tmp_path / "home", tmp_path / "own"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "settings.json").write_text('{"person": true}')
+    (home / ".gemini" / "oauth_creds.json").write_text("secret")
+    (home / ".gemini" / "link.json").symlink_to(home / ".gemini" / "settings.json")
+    (own / ".gemini").mkdir(parents=True)
+    # What the agent wrote into its copy last time (a hook, say) does not outlive it.
+    (own / ".gemini" / "settings.json").write_text('{"hooks": "planted"}')
+    copy_settings(str(home), str(own), [".gemini", ".absent"], skip=[".gemini/oauth_creds.json"])
+    assert (own / ".gemini" / "settings.json").read_text() == '{"person": true}'
+    assert sorted(p.name for p in (own / ".gemini").iterdir()) == ["settings.json"]
+
+
+def test_paths_under_the_persons_home_in_the_env_name_the_agents_own_home() -> None:
+    env = {"CLAUDE_CONFIG_DIR": "/home/ann/.claude", "X": "/home/annex", "HOME": "/home/ann"}
+    assert rehomed(env, "/home/ann") == {
+        "CLAUDE_CONFIG_DIR": f"{AGENT_HOME}/.claude",
+        "HOME": AGENT_HOME,
+    }

@@ -50,6 +50,9 @@ class AgentSpec:
     #: Files under the person's HOME the agent logs in with, shown to it read-only in the
     #: sandbox (its own HOME there is a product-owned folder: docs/security.md).
     credentials: tuple[str, ...] = ()
+    #: Folders under the person's HOME holding its settings, copied into its own HOME in
+    #: the sandbox at every start.
+    settings: tuple[str, ...] = ()
     #: Hosts (``host`` or ``host:port``) its model API lives on, reachable from the sandbox.
     network_hosts: tuple[str, ...] = ()
     #: Whether its own tools read files without asking us: then only the sandbox holds it to
@@ -110,6 +113,7 @@ KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
             # without asking us. In "default" it asks, and our Plan rejects at once.
             plan_mode="default",
             credentials=(".claude/.credentials.json",),
+            settings=(".claude",),
             network_hosts=("api.anthropic.com",),
             unrouted_reads=True,
         ),
@@ -125,6 +129,7 @@ KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
             kind="known",
             guarded=False,
             credentials=(".codex/auth.json",),
+            settings=(".codex",),
             network_hosts=("api.openai.com", "chatgpt.com"),
         ),
         (("codex-acp",),),
@@ -143,6 +148,7 @@ KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
             ask_mode="default",
             plan_mode="plan",
             credentials=(".gemini/oauth_creds.json", ".gemini/google_accounts.json"),
+            settings=(".gemini",),
             network_hosts=(
                 "generativelanguage.googleapis.com",
                 "cloudcode-pa.googleapis.com",
@@ -165,6 +171,7 @@ KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
             env=dict(_QUIET),
             kind="known",
             guarded=False,
+            settings=(".config/goose",),
         ),
         (("goose", "acp"),),
     ),

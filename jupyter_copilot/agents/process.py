@@ -212,6 +212,8 @@ class AgentProcess:
                 hide_root=self._hide_root,
                 private_cwd=self.spec.private_cwd,
                 credentials=self.spec.credentials,
+                settings=self.spec.settings,
+                env=env,
                 net_dir=self.egress.folder if self.egress is not None else None,
                 path=env.get("PATH"),
             )

@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from hashlib import sha256
 
@@ -287,6 +287,50 @@ def agent_home(agent_id: str) -> str:
     return os.path.realpath(folder)
 
 
+#: The largest settings file copied into an agent's own HOME.
+MAX_SETTINGS_BYTES = 1_000_000
+
+
+def copy_settings(
+    home: str, agent_home_dir: str, folders: Iterable[str], skip: Iterable[str] = ()
+) -> None:
+    """Copy the files directly in the person's settings ``folders`` (``.gemini``...) into
+    the agent's own HOME, over what is there; never links, credentials or large files."""
+    skipped = {os.path.normpath(s) for s in skip}
+    for folder in folders:
+        source = os.path.join(home, folder)
+        if os.path.islink(source) or not os.path.isdir(source):
+            continue
+        target = os.path.join(agent_home_dir, folder)
+        os.makedirs(target, mode=0o700, exist_ok=True)
+        with contextlib.suppress(OSError), os.scandir(source) as entries:
+            for entry in entries:
+                relative = os.path.normpath(os.path.join(folder, entry.name))
+                if (
+                    relative in skipped
+                    or not entry.is_file(follow_symlinks=False)
+                    or entry.stat(follow_symlinks=False).st_size > MAX_SETTINGS_BYTES
+                ):
+                    continue
+                with contextlib.suppress(OSError):
+                    destination = os.path.join(target, entry.name)
+                    if os.path.islink(destination):
+                        os.unlink(destination)
+                    shutil.copyfile(entry.path, destination, follow_symlinks=False)
+
+
+def rehomed(env: Mapping[str, str], home: str) -> dict[str, str]:
+    """The variables of ``env`` that name paths under ``home``, naming the same paths under
+    the agent's own HOME inside the sandbox."""
+    if home == "/":
+        return {}
+    return {
+        name: AGENT_HOME + value[len(home) :]
+        for name, value in env.items()
+        if value == home or value.startswith(home.rstrip(os.sep) + os.sep)
+    }
+
+
 def seccomp_file() -> int | None:
     """A readable descriptor holding the seccomp filter, or None on an unknown machine.
 
@@ -395,6 +439,8 @@ class Sandbox:
         hide_root: bool = False,
         private_cwd: bool = False,
         credentials: Iterable[str] = (),
+        settings: Iterable[str] = (),
+        env: Mapping[str, str] | None = None,
         net_dir: str | None = None,
         path: str | None = None,
     ) -> Launch:
@@ -403,7 +449,10 @@ class Sandbox:
         Raises :class:`SandboxRequired` when the sandbox is required and not in force; without
         the sandbox the command runs as it is. ``credentials`` are paths under the person's
         HOME that the agent needs to log in, bound read-only into its own HOME when they
-        exist; ``net_dir`` holds the sockets ``egress.py`` serves.
+        exist; the files of its ``settings`` folders there are copied into its own HOME at
+        every start (what the agent wrote into its copy does not outlive it); paths under the
+        person's HOME in ``env`` name the same paths under its own; ``net_dir`` holds the
+        sockets ``egress.py`` serves.
         """
         if self.bwrap is None:
             if self.mode == REQUIRED:
@@ -411,6 +460,7 @@ class Sandbox:
             return Launch(list(command))
         home_dir = agent_home(agent_id)
         real_home = os.path.realpath(os.path.expanduser("~"))
+        copy_settings(real_home, home_dir, settings, skip=credentials)
         fd = seccomp_file()
         layout = self.layout(
             list(command),
@@ -429,7 +479,7 @@ class Sandbox:
         return Launch(
             wrap(self.bwrap, command, layout),
             (fd,) if fd is not None else (),
-            {"HOME": AGENT_HOME, "TMPDIR": "/tmp"},
+            {**rehomed(env or {}, real_home), "HOME": AGENT_HOME, "TMPDIR": "/tmp"},
         )
 
     def layout(
