@@ -2,15 +2,18 @@
 
 An agent that writes a file through ACP ``fs/write_text_file`` gets a review instead of a
 write: the page of its conversation opens a diff of the whole file (the file as it is now
-against the proposal) with Keep and Undo. Keep writes the proposal through the contents
-manager, as the person, and only if the file still holds what it held when the write was
-proposed (``stale-source`` otherwise; a file that did not exist must still not exist).
-Nothing is ever written without Keep; a review whose conversation ends is withdrawn.
+against the proposal) with Keep and Undo. Keep writes the proposal, as the person, only if
+the file still holds what it held when the write was proposed (``stale-source`` otherwise; a
+file that did not exist must still not exist). Nothing is ever written without Keep; a review
+whose conversation ends is withdrawn.
+
+Files are read and written on the server's disk under the contents manager's root, never
+through a link and never when they have a second hard link (``diskfiles.py``); the contents
+manager still decides which files are hidden.
 """
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import uuid
 from collections.abc import Callable
@@ -22,6 +25,8 @@ from tornado import web
 
 from ..bridge import PageSession
 from ..refusals import Refusal
+from . import diskfiles
+from .diskfiles import text_hash
 
 #: The largest file an agent may read or propose through us, in UTF-8 bytes.
 FILE_BYTES_CAP = 1024 * 1024
@@ -32,11 +37,7 @@ CONFLICT = "conflict"
 WITHDRAWN = "withdrawn"
 
 
-def text_hash(text: str | None) -> str | None:
-    """``sha256:<hex>`` of a file's text, ``None`` for a file that does not exist."""
-    if text is None:
-        return None
-    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+__all__ = ["FILE_BYTES_CAP", "FileReview", "FileReviews", "text_hash"]
 
 
 @dataclass
@@ -73,28 +74,34 @@ class FileReviews:
     async def read(self, path: str) -> str | None:
         """The file's text now, ``None`` when there is no file at ``path``.
 
-        Raises ``invalid-input`` for a folder, a file that is not UTF-8 text, one larger than
-        :data:`FILE_BYTES_CAP`, or one the contents manager will not serve (hidden files).
+        Raises ``invalid-input`` for a folder, a file that is not UTF-8 text or one the
+        contents manager hides, ``over-budget`` for one larger than :data:`FILE_BYTES_CAP`,
+        and the refusals of ``diskfiles.read_text`` for links.
         """
         manager = self._contents()
-        if await ensure_async(manager.dir_exists(path)):
-            raise Refusal("invalid-input", "That path is a folder, not a file.")
-        if not await ensure_async(manager.file_exists(path)):
-            return None
+        await self._refuse_hidden(manager, path)
+        return diskfiles.read_text(self._root(manager), path, FILE_BYTES_CAP)
+
+    @staticmethod
+    def _root(manager: Any) -> str:
+        root = getattr(manager, "root_dir", None)
+        if not isinstance(root, str) or not root:
+            raise Refusal("not-permitted", "This server's files are not on its own disk.")
+        return root
+
+    @staticmethod
+    async def _refuse_hidden(manager: Any, path: str) -> None:
+        """The contents manager's own rule: a hidden file is not served unless allowed."""
+        if getattr(manager, "allow_hidden", False):
+            return
         try:
-            model = await ensure_async(manager.get(path, content=True, type="file", format="text"))
+            hidden = bool(await ensure_async(manager.is_hidden(path)))
         except web.HTTPError as e:
             raise Refusal(
                 "invalid-input", f"The file cannot be read as text ({e.status_code})."
             ) from e
-        content = model.get("content")
-        if not isinstance(content, str):
-            raise Refusal("invalid-input", "The file is not text.")
-        if len(content.encode("utf-8", "surrogatepass")) > FILE_BYTES_CAP:
-            raise Refusal(
-                "over-budget", f"The file is larger than {FILE_BYTES_CAP} bytes; read it in parts."
-            )
-        return content
+        if hidden:
+            raise Refusal("invalid-input", "The file is hidden.")
 
     # -- proposing, deciding ----------------------------------------------------------------
 
@@ -107,6 +114,10 @@ class FileReviews:
         """
         if len(content.encode("utf-8", "surrogatepass")) > FILE_BYTES_CAP:
             raise Refusal("over-budget", f"The proposal is larger than {FILE_BYTES_CAP} bytes.")
+        try:
+            content.encode("utf-8")
+        except UnicodeEncodeError:
+            raise Refusal("invalid-input", "The content is not valid UTF-8 text.") from None
         parent = posixpath.dirname(path)
         if parent and not await ensure_async(self._contents().dir_exists(parent)):
             raise Refusal("invalid-input", "The folder of that file does not exist.")
@@ -142,8 +153,9 @@ class FileReviews:
 
         Returns the decision taken: ``keep`` or ``undo``. Raises ``aborted`` for a review that
         is not open, ``denied`` for someone else's, ``kill-switch`` for Keep while the kill
-        switch is engaged (the review stays open) and ``stale-source`` when the file changed
-        (the review ends with ``conflict``).
+        switch is engaged (the review stays open), and ``stale-source`` when the file changed,
+        ``not-permitted`` when it has another hard link and ``outside-root`` when a link took
+        its place (the review ends with ``conflict``; nothing is written).
         """
         review = self._open.get(review_id)
         if review is None:
@@ -155,19 +167,21 @@ class FileReviews:
             return UNDO
         if self._tools_engaged():
             raise Refusal("kill-switch")
-        if text_hash(await self.read(review.path)) != review.base_hash:
-            self._end(review, CONFLICT)
-            raise Refusal(
-                "stale-source", "The file changed since this was proposed; nothing was written."
-            )
         # Taken out before the write, so that a second Keep cannot write twice.
         self._open.pop(review_id, None)
-        model = {"type": "file", "format": "text", "content": review.proposed}
+        manager = self._contents()
         try:
-            await ensure_async(self._contents().save(model, review.path))
-        except web.HTTPError as e:
+            await self._refuse_hidden(manager, review.path)
+            # Compared and written through one descriptor of the file (diskfiles.py).
+            diskfiles.write_text(
+                self._root(manager), review.path, review.proposed, review.base_hash, FILE_BYTES_CAP
+            )
+        except Refusal as refusal:
             self._end(review, CONFLICT)
-            raise Refusal("read-only", f"The file could not be written ({e.status_code}).") from e
+            raise refusal from None
+        except OSError as e:
+            self._end(review, CONFLICT)
+            raise Refusal("read-only", f"The file could not be written ({e.strerror}).") from e
         self._end(review, KEEP)
         return KEEP
 
