@@ -11,13 +11,18 @@ SCRIPTED_AGENT = Path(__file__).parent / "agents" / "scripted_agent.py"
 
 
 def scripted_agents(log: Path) -> dict[str, Any]:
-    """``CopilotApp`` settings that offer only the scripted agent, logging to ``log``."""
+    """``CopilotApp`` settings that offer only the scripted agent, logging to ``log``.
+
+    The command names ``log`` as well (the agent reads it from its environment and ignores
+    its arguments): each test's agent has a command line of its own, by which the test
+    finds its process among those of other tests running at the same time.
+    """
     return {
         "agents": {
             "scripted": {
                 "label": "Scripted agent",
                 "description": "Does what the test says.\nSecond line is not shown.",
-                "command": [sys.executable, str(SCRIPTED_AGENT)],
+                "command": [sys.executable, str(SCRIPTED_AGENT), str(log)],
                 "env": {"SCRIPTED_AGENT_LOG": str(log)},
             }
         },

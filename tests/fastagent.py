@@ -34,6 +34,7 @@ from acp.schema import (
     RequestPermissionResponse,
 )
 
+from tests.npmcache import install_lock
 from tests.scriptedmodel import MODEL_NAME
 
 FAST_AGENT_VERSION = "0.10.48"
@@ -163,7 +164,11 @@ def _usable(venv: Path) -> bool:
 
 
 def fast_agent_venv() -> Path:
-    """The virtualenv holding ``fast-agent-acp``, built on first use."""
+    """The virtualenv holding ``fast-agent-acp``, built on first use.
+
+    A lock keeps test processes running at the same time (pytest-xdist's workers) from
+    building it twice or removing one that another process has just finished.
+    """
     target = cache_dir()
     if _usable(target):
         return target
@@ -175,9 +180,12 @@ def fast_agent_venv() -> Path:
             "Install one, e.g. `pyenv install 3.12`, or set "
             f"{PYTHON_ENV}=/path/to/python3.12."
         )
-    if target.exists():
-        shutil.rmtree(target)  # half-built by hand, or its base Python is gone
-    seconds = build_venv(python, target)
+    with install_lock(target.parent / f".{target.name}.lock"):
+        if _usable(target):  # another process finished it while we waited
+            return target
+        if target.exists():
+            shutil.rmtree(target)  # half-built by hand, or its base Python is gone
+        seconds = build_venv(python, target)
     print(f"built the fast-agent virtualenv at {target} in {seconds:.0f} s", file=sys.stderr)
     return target
 

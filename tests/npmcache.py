@@ -73,7 +73,9 @@ def npm_executable() -> str | None:
 
 
 @contextlib.contextmanager
-def _lock(path: Path) -> Iterator[None]:
+def install_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (created if missing): one installer at a time, across
+    test processes (pytest-xdist's workers, or two runs on one machine)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -103,7 +105,7 @@ def install_pinned(
             f"Installing {what} ({', '.join(f'{n}@{v}' for n, v in sorted(packages.items()))}) "
             "needs Node.js and npm on PATH (node 20 or newer)."
         )
-    with _lock(target.parent / f".{target.name}.lock"):
+    with install_lock(target.parent / f".{target.name}.lock"):
         if complete(target, packages):  # another process finished while we waited
             return target
         started = time.monotonic()

@@ -156,6 +156,9 @@ async def test_a_reply_over_its_byte_cap_is_stopped_with_a_clear_message(
 ) -> None:
     copilot.agent_reply_max_bytes = 1024
     conversation = await create(jp_fetch, chatOnly=True)
+    # The agent is started first, so that the time below is the stream's alone (its 400
+    # chunks would take 20 s; the cap is reached after about 6 s), whatever the load.
+    await send(jp_fetch, conversation, "Reply with the word warm")
     started = time.monotonic()
     events = await send(jp_fetch, conversation, "stream 400")
     end = events[-1]
