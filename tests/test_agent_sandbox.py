@@ -469,3 +469,15 @@ def test_paths_under_the_persons_home_in_the_env_name_the_agents_own_home() -> N
         "CLAUDE_CONFIG_DIR": f"{AGENT_HOME}/.claude",
         "HOME": AGENT_HOME,
     }
+
+
+def test_status_says_in_words_which_property_did_not_hold(tmp_path: Path) -> None:
+    sandbox = Sandbox(AUTO, None, str(tmp_path), {"seccomp": False, "filesReadOnly": True})
+    assert sandbox.text == "Sandbox unavailable here (not proven: the system call filter is on)."
+    checks = sandbox.to_json()["checks"]
+    assert checks == [  # in the order of CHECKS, only those the probe tried
+        {"name": "filesReadOnly", "ok": True, "text": CHECKS["filesReadOnly"]},
+        {"name": "seccomp", "ok": False, "text": CHECKS["seccomp"]},
+    ]
+    missing = Sandbox(REQUIRED, None, str(tmp_path), reason="bubblewrap is not installed")
+    assert "(bubblewrap is not installed): no agent can start" in missing.text

@@ -425,11 +425,19 @@ class Sandbox:
                 "Sandbox on: agents see the machine read-only, without your home folder, "
                 "Jupyter's keys or the network."
             )
-        if self.mode == REQUIRED:
-            return "Sandbox required but unavailable here: no agent can start."
         if self.mode == OFF:
             return "Sandbox off: an agent's own unrouted tools could change files."
-        return "Sandbox unavailable here (bubblewrap missing, not permitted or not holding)."
+        failed = [CHECKS[name] for name, ok in self.checks.items() if not ok]
+        why = (
+            f" (not proven: {'; '.join(failed)})"
+            if failed
+            else f" ({self.reason})"
+            if self.reason
+            else ""
+        )
+        if self.mode == REQUIRED:
+            return f"Sandbox required but unavailable here{why}: no agent can start."
+        return f"Sandbox unavailable here{why}."
 
     def launch(
         self,
