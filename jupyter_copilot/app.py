@@ -13,7 +13,8 @@ from jupyter_server.services.contents.filemanager import (
     AsyncFileContentsManager,
     FileContentsManager,
 )
-from traitlets import Bool, Dict, Enum, Float, Int, List, Unicode, default
+from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, default
+from traitlets.config import Config
 
 from ._version import __version__
 from .actions import ActionRunner
@@ -30,6 +31,7 @@ from .agents.store import ConversationStore
 from .approvals import Approvals
 from .callers import APPROVAL_MODES, CONTEXT_REFS, NOTEBOOK_REFS, ExternalGrants
 from .collaboration import live_cell_data
+from .configcheck import screen, unique, without_own_settings
 from .dispatcher import Dispatcher
 from .edit_tool import EditTool
 from .edits import ServedCells
@@ -412,14 +414,42 @@ class CopilotApp(ExtensionApp):
         """,
     )
 
+    config_errors = List(
+        Unicode(),
+        help="""The names of the settings that did not validate, in the order found (not
+        configurable). When any did, agents and tools are off: see `update_config`.""",
+    )
+
     @default("config_file_name")
     def _config_file_name_default(self) -> str:
         # The default would be jupyter_jupyter_copilot_config.
         return "jupyter_copilot_config"
 
+    def update_config(self, config: Config) -> None:
+        """Apply ``config`` without the settings that would not apply, remembering their names.
+
+        jupyter_server applies an extension's config files, the server's config and the
+        command line through this method. traitlets would drop every setting of a config
+        for one invalid value (configcheck.py); here only that value is held back, and
+        `initialize_settings` then turns agents and tools off (docs/admin.md, "Invalid
+        settings").
+        """
+        screened, invalid = screen(self, config)
+        try:
+            super().update_config(screened)
+        except TraitError:
+            # Never logged as it is: a TraitError's message holds the value.
+            screened, everything = without_own_settings(self, screened)
+            invalid = [*invalid, *everything]
+            super().update_config(screened)
+        if invalid:
+            self.config_errors = unique([*self.config_errors, *invalid])
+
     def initialize_settings(self) -> None:
         """Load the registry (refusing to start on bad data) and build the collaborators."""
         assert self.serverapp is not None
+        if self.config_errors:
+            self._fail_closed()
         self.registry: CopilotRegistry = load_registry()
         self.switches = Switches(
             enabled=lambda: self.enabled,
@@ -480,7 +510,7 @@ class CopilotApp(ExtensionApp):
             self.mcp_tools, self.skills.summary, __version__, self.telemetry, self.log
         )
         self.kill_switch = KillSwitch(
-            config_engaged=config_engaged(self),
+            config_engaged=config_engaged(self) or bool(self.config_errors),
             directories=config_directories(self),
             log=self.log,
         )
@@ -504,6 +534,7 @@ class CopilotApp(ExtensionApp):
             kill_switch=self.kill_switch_state,
             rtc=self._rtc_enabled,
             sandbox=lambda: self.sandbox.to_json(),
+            config_errors=lambda: list(self.config_errors),
         )
         state = self.kill_switch.state()
         self.log.info(
@@ -584,8 +615,25 @@ class CopilotApp(ExtensionApp):
         )
         return Conversations(host, catalog)
 
+    def _fail_closed(self) -> None:
+        """Agents and tools off for the life of this server: some settings did not validate.
+
+        The feature switch is off and the kill switch engaged from the configuration, which no
+        JSON file can lift; the conversation store is not opened. Names only are logged.
+        """
+        self.enabled = False
+        self.tools_enabled = False
+        self.log.error(
+            "jupyter-copilot: these settings are invalid and were not applied: %s. Agents and "
+            "tools are off until an administrator fixes them (docs/admin.md, "
+            '"Invalid settings").',
+            ", ".join(f"CopilotApp.{name}" for name in self.config_errors),
+        )
+
     def _conversations_db(self) -> str | None:
         """The conversation store's file; None keeps conversations in memory only."""
+        if self.config_errors:
+            return None  # nothing is read or written under a configuration that failed
         if self.conversations_db_path is None:
             return os.path.join(jupyter_data_dir(), "copilot", "conversations.db")
         return self.conversations_db_path or None

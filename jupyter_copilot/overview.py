@@ -28,6 +28,8 @@ class Overview:
     rtc: Callable[[], bool]
     #: The agent sandbox as the status reports it.
     sandbox: Callable[[], dict[str, Any]]
+    #: The names of the settings that did not validate (agents and tools are then off).
+    config_errors: Callable[[], list[str]]
 
     def status(self) -> dict[str, Any]:
         """The body of ``GET copilot/api/status``; answers even when the feature switch is off."""
@@ -40,6 +42,7 @@ class Overview:
             "pages": len(self.dispatcher.pages()),
             "rtc": self.rtc(),
             "agentSandbox": self.sandbox(),
+            "configErrors": self.config_errors(),
         }
 
     def manifest(self) -> dict[str, list[dict[str, Any]]]:

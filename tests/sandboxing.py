@@ -15,6 +15,8 @@ from typing import Any
 def records_to_a_file(copilot: dict[str, Any]) -> bool:
     """Whether a configured agent writes a record for the test (``SCRIPTED_AGENT_LOG``)."""
     agents = copilot.get("agents") or {}
+    if not isinstance(agents, dict):
+        return False  # an invalid setting, as the configuration tests give it
     return any(
         isinstance(entry, dict) and "SCRIPTED_AGENT_LOG" in (entry.get("env") or {})
         for entry in agents.values()

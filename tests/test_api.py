@@ -40,6 +40,7 @@ async def test_status_reports_switches_and_pages(jp_fetch) -> None:
             "active": status["agentSandbox"]["active"],
             "text": status["agentSandbox"]["text"],
         },
+        "configErrors": [],
     }
     assert isinstance(status["agentSandbox"]["active"], bool)
 
