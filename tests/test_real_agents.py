@@ -640,3 +640,39 @@ async def test_claude_writes_nothing_even_when_the_person_allows_its_write(
     assert len(seen) == 1 and "EROFS" in seen[0], story
     assert snapshot(jp_root_dir) == before
     RESULTS[("claude-code", "ask+allow")] = "allowed Write refused by the read-only root (EROFS)"
+
+
+# -- without a working sandbox ----------------------------------------------------------------
+
+
+class TestWithoutASandbox:
+    """Where no sandbox works, nothing holds Claude Code's and Gemini CLI's own reads to the
+    ``files`` grant: they are unguarded, offered only when the administrator allows that,
+    and then with the warning (docs/security.md, "The sandbox")."""
+
+    @pytest.fixture(params=[False, True], ids=["unguarded-refused", "unguarded-allowed"])
+    def copilot_config(
+        self, agents_on_path: Path, request: pytest.FixtureRequest
+    ) -> dict[str, Any]:
+        return {
+            "agents": {},
+            "discover_agents": True,
+            "agent_sandbox": "off",
+            "allow_unguarded_agents": request.param,
+        }
+
+    async def test_the_agents_are_not_offered_or_offered_as_unguarded(
+        self, jp_fetch: Any, copilot: Any
+    ) -> None:
+        assert not copilot.sandbox.active
+        _, body = await api(jp_fetch, "agents")
+        offered = {a["id"]: a for a in body["agents"]}
+        if not copilot.allow_unguarded_agents:
+            assert "claude-code" not in offered and "gemini" not in offered, offered
+            status, refused = await api(
+                jp_fetch, "conversations", method="POST", body={"agentId": "claude-code"}
+            )
+            assert status == 400 and refused["error"]["code"] == "invalid-input", refused
+            return
+        for agent in ("claude-code", "gemini"):
+            assert not offered[agent]["guarded"] and offered[agent]["warning"], offered
