@@ -4,7 +4,9 @@
 import type { TranslationBundle } from '@jupyterlab/translation';
 
 import { element, styledButton } from '../dom';
+import { HiddenChars } from '../hiddenchars';
 import type { IPermissionOption } from '../protocol';
+import { Visible } from '../visible';
 import type { ApprovalModel } from './model';
 import { ApprovalTexts } from './texts';
 
@@ -18,10 +20,17 @@ import { ApprovalTexts } from './texts';
  * source the agent read (with the short form of its hash); on a card that
  * names a cell the target is a button that brings the cell into view; a
  * shell card (`data-kind="shell"`) also shows
- * the exact command in `pre.jp-Copilot-ApprovalCommand` and its folder in
- * `.jp-Copilot-ApprovalTarget`; on an agent's permission card one
+ * the exact command in `pre.jp-Copilot-ApprovalCommand`, the absolute path
+ * of the program that runs in `.jp-Copilot-ApprovalProgram`, its folder in
+ * `.jp-Copilot-ApprovalTarget` and, when the agent asked for environment
+ * variables, that they are not used in `.jp-Copilot-ApprovalEnv`; on an
+ * agent's permission card one
  * `.jp-Copilot-ApprovalOption[data-option-id][data-option-kind]` per option
  * the agent offered, in its order.
+ *
+ * Every text of a card is shown with its hidden characters as escapes
+ * (`span.jp-Copilot-HiddenChar`, see {@link Visible}): what an agent sent
+ * cannot read otherwise than it is.
  */
 export namespace ApprovalCard {
   /**
@@ -39,7 +48,8 @@ export namespace ApprovalCard {
     node.tabIndex = -1;
     const actions = element('div', 'jp-Copilot-ApprovalActions');
     if (card.kind === 'permission' && card.options.length > 0) {
-      actions.append(...card.options.map(Private.option));
+      const titles = Visible.titles(trans);
+      actions.append(...card.options.map(o => Private.option(o, titles)));
     } else {
       const allow = styledButton(
         'jp-mod-accept jp-Copilot-ApprovalAllow',
@@ -76,7 +86,9 @@ export namespace ApprovalCard {
       element('div', 'jp-Copilot-ApprovalTool'),
       element('div', 'jp-Copilot-ApprovalOperation'),
       element('pre', 'jp-Copilot-ApprovalCommand'),
+      element('div', 'jp-Copilot-ApprovalProgram'),
       target,
+      element('div', 'jp-Copilot-ApprovalEnv'),
       element('div', 'jp-Copilot-ApprovalSource'),
       element('div', 'jp-Copilot-ApprovalSize'),
       message,
@@ -94,22 +106,28 @@ export namespace ApprovalCard {
     trans: TranslationBundle
   ): void {
     node.dataset.state = card.state;
+    const titles = Visible.titles(trans);
     const tool = ApprovalTexts.toolTitle(card.toolName);
-    node.setAttribute('aria-label', trans.__('Approval for %1', tool));
+    node.setAttribute(
+      'aria-label',
+      trans.__('Approval for %1', HiddenChars.escaped(tool))
+    );
     node.setAttribute('aria-busy', String(card.state === 'deciding'));
-    Private.text(node, '.jp-Copilot-ApprovalTool', tool);
+    Private.text(node, '.jp-Copilot-ApprovalTool', tool, titles);
     node.querySelector<HTMLElement>('.jp-Copilot-ApprovalTool')!.title =
-      tool === card.toolName ? '' : card.toolName;
-    Private.text(node, '.jp-Copilot-ApprovalOperation', card.operation);
+      tool === card.toolName ? '' : HiddenChars.escaped(card.toolName);
+    Private.text(node, '.jp-Copilot-ApprovalOperation', card.operation, titles);
     // The command exactly as it would run: never cut, never rendered.
-    Private.text(node, '.jp-Copilot-ApprovalCommand', card.command);
-    Private.text(node, '.jp-Copilot-ApprovalTarget', card.target);
-    Private.text(node, '.jp-Copilot-ApprovalSource', card.runSource);
+    Private.text(node, '.jp-Copilot-ApprovalCommand', card.command, titles);
+    Private.text(node, '.jp-Copilot-ApprovalProgram', card.program, titles);
+    Private.text(node, '.jp-Copilot-ApprovalTarget', card.target, titles);
+    Private.text(node, '.jp-Copilot-ApprovalEnv', card.env, titles);
+    Private.text(node, '.jp-Copilot-ApprovalSource', card.runSource, titles);
     node.querySelector<HTMLElement>(
       '.jp-Copilot-ApprovalSource'
     )!.dataset.stale = String(card.runStale);
-    Private.text(node, '.jp-Copilot-ApprovalSize', card.size);
-    Private.text(node, '.jp-Copilot-ApprovalMessage', card.message);
+    Private.text(node, '.jp-Copilot-ApprovalSize', card.size, titles);
+    Private.text(node, '.jp-Copilot-ApprovalMessage', card.message, titles);
     // While deciding, or once ended, the buttons stay focusable but inert,
     // so that the focus stays where the person left it.
     node.querySelectorAll('.jp-Copilot-ApprovalActions button').forEach(b => {
@@ -120,15 +138,16 @@ export namespace ApprovalCard {
 
 namespace Private {
   /**
-   * Set a part's text; an empty part is hidden.
+   * Set a part's text, hidden characters as escapes; an empty part is hidden.
    */
   export function text(
     node: HTMLElement,
     selector: string,
-    value: string
+    value: string,
+    titles: Visible.Titles
   ): void {
     const part = node.querySelector<HTMLElement>(selector)!;
-    part.textContent = value;
+    Visible.setText(part, value, titles);
     part.hidden = !value;
   }
 
@@ -136,12 +155,16 @@ namespace Private {
    * The button of one permission option: the agent's allow options are
    * primary, its reject options secondary.
    */
-  export function option(o: IPermissionOption): HTMLButtonElement {
+  export function option(
+    o: IPermissionOption,
+    titles: Visible.Titles
+  ): HTMLButtonElement {
     const primary = o.kind.startsWith('allow');
     const node = styledButton(
       `${primary ? 'jp-mod-accept' : 'jp-mod-reject'} jp-Copilot-ApprovalOption`,
-      o.name
+      ''
     );
+    Visible.setText(node, o.name, titles);
     node.dataset.optionId = o.optionId;
     node.dataset.optionKind = o.kind;
     return node;

@@ -155,6 +155,15 @@ export class ApprovalModel implements IDisposable {
         shell || request.kind === 'permission'
           ? (request.details.command ?? '')
           : '',
+      program: shell
+        ? ApprovalTexts.program(request.details.program ?? '', this._trans)
+        : '',
+      env: shell
+        ? ApprovalTexts.ignoredEnv(
+            request.details.ignoredEnv ?? [],
+            this._trans
+          )
+        : '',
       target: shell
         ? ApprovalTexts.folder(request.details.folder ?? '', this._trans)
         : ApprovalTexts.target(
@@ -350,6 +359,13 @@ export namespace ApprovalModel {
     /** The exact command line of a `shell` request or of an agent's own
      * request to run a command; "" otherwise. */
     readonly command: string;
+    /** A shell card's "Runs /usr/bin/ls": the program that runs; "" otherwise. */
+    readonly program: string;
+    /**
+     * A shell card's words on the environment variables the agent asked
+     * for, which are not used; "" when it asked for none, and on other cards.
+     */
+    readonly env: string;
     /**
      * E.g. "Cell 4 of 12 in analysis.ipynb", or "in data" for the folder a
      * command runs in; "" when the request names none.

@@ -72,15 +72,47 @@ export namespace ApprovalTexts {
   }
 
   /**
+   * The program a shell command runs: "Runs /usr/bin/ls"; "" when the
+   * request names none.
+   *
+   * @param program - The absolute path of the request's details.
+   */
+  export function program(program: string, trans: TranslationBundle): string {
+    return program ? trans.__('Runs %1', program) : '';
+  }
+
+  /**
+   * What became of the environment variables an agent asked for: they are
+   * not used, so that none changes what runs unseen; "" for none.
+   *
+   * @param names - The variables' names, from the request's details.
+   */
+  export function ignoredEnv(
+    names: readonly string[],
+    trans: TranslationBundle
+  ): string {
+    return names.length
+      ? trans.__(
+          "Not used: the environment variables the agent set (%1). The command runs with the server's own.",
+          names.join(', ')
+        )
+      : '';
+  }
+
+  /**
    * A tool name or an agent's tool call title cut to one short line; the
-   * card gives the whole title as a tooltip.
+   * card gives the whole title as a tooltip. Only visible spaces and line
+   * breaks are folded: a hidden character stays, for the card to show.
    *
    * @param name - The request's `toolName`.
    * @param max - The most characters shown, the ellipsis included.
    */
   export function toolTitle(name: string, max = 80): string {
-    const line = name.replace(/\s+/g, ' ').trim();
-    return line.length <= max ? line : `${line.slice(0, max - 1).trimEnd()}…`;
+    const line = Private.strip(name.replace(Private.SPACES, ' '));
+    const chars = Array.from(line);
+    return chars.length <= max
+      ? line
+      : `${Private.strip(chars.slice(0, max - 1).join(''))}…`;
   }
 
   /**
@@ -170,5 +202,22 @@ export namespace ApprovalTexts {
     return network
       ? trans.__('The Copilot server could not be reached. Try again.')
       : trans.__('The Copilot server could not take the decision. Try again.');
+  }
+}
+
+namespace Private {
+  /**
+   * Runs of visible white space and line breaks. Not `\s`, which also
+   * matches U+FEFF, a hidden character that must stay to be shown.
+   */
+  export const SPACES =
+    /[\t\n\r \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]+/g;
+
+  /**
+   * A folded line without a space at either end (`trim` would also take a
+   * U+FEFF away).
+   */
+  export function strip(line: string): string {
+    return line.replace(/^ | $/g, '');
   }
 }

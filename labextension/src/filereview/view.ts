@@ -9,9 +9,11 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { element, styledButton } from '../dom';
+import { HiddenChars } from '../hiddenchars';
 import { copilotIcon } from '../icons';
 import type { IFileReview } from '../protocol';
-import { createDiff, releaseDiff } from '../review/diff';
+import { createDiff, releaseDiff, showHidden } from '../review/diff';
+import { Visible } from '../visible';
 import { FileReviewTexts } from './texts';
 
 /**
@@ -27,7 +29,9 @@ import { FileReviewTexts } from './texts';
  * `code.jp-Copilot-FileReviewPath`) and the buttons
  * `.jp-Copilot-FileReviewKeep` and `.jp-Copilot-FileReviewUndo`; then the
  * status line `.jp-Copilot-FileReviewMessage` (role status) and the diff
- * `.jp-Copilot-FileReviewDiff`.
+ * `.jp-Copilot-FileReviewDiff`. When the texts hold hidden characters
+ * (direction controls, zero-width and control characters), the diff and the
+ * path show them as escapes and `.jp-Copilot-HiddenNotice` says so.
  *
  * The view writes nothing; a {@link FileReview} decides what Keep and Undo
  * do. This module is loaded on first use, in its own chunk, with the merge
@@ -43,25 +47,32 @@ export class FileReviewView extends Widget {
     const trans = (this._trans = options.trans);
     this.id = `jp-Copilot-FileReview-${Private.next++}`;
     this.addClass('jp-Copilot-FileReview');
-    this.title.label = FileReviewTexts.title(review.path, trans);
-    this.title.caption = review.path;
+    // A tab title and a tooltip cannot be styled: escapes as plain text.
+    this.title.label = HiddenChars.escaped(
+      FileReviewTexts.title(review.path, trans)
+    );
+    this.title.caption = HiddenChars.escaped(review.path);
     this.title.icon = copilotIcon;
     this.title.closable = true;
     const node = this.node;
     node.dataset.reviewId = review.reviewId;
     node.dataset.change = review.original === null ? 'create' : 'change';
     node.setAttribute('role', 'region');
-    node.setAttribute('aria-label', trans.__('Review of %1', review.path));
+    node.setAttribute(
+      'aria-label',
+      trans.__('Review of %1', HiddenChars.escaped(review.path))
+    );
     // Focusable by script only, to take the focus when the tab opens.
     node.tabIndex = -1;
 
     const words = FileReviewTexts.header(review, trans);
+    const titles = Visible.titles(trans);
     const header = element('div', 'jp-Copilot-FileReviewHeader');
-    header.append(
-      element('span', 'jp-Copilot-FileReviewAgent', words.agent),
-      ` ${words.verb} `,
-      element('code', 'jp-Copilot-FileReviewPath', words.path)
-    );
+    const agent = element('span', 'jp-Copilot-FileReviewAgent');
+    const path = element('code', 'jp-Copilot-FileReviewPath');
+    Visible.setText(agent, words.agent, titles);
+    Visible.setText(path, words.path, titles);
+    header.append(agent, ` ${words.verb} `, path);
     this._keep = styledButton(
       'jp-Copilot-FileReviewKeep jp-mod-accept',
       trans.__('Keep')
@@ -81,13 +92,19 @@ export class FileReviewView extends Widget {
     this._message.setAttribute('aria-live', 'polite');
     this._diff = element('div', 'jp-Copilot-FileReviewDiff');
     this._diff.setAttribute('aria-label', trans.__('Differences, read-only'));
-    node.append(bar, this._message, this._diff);
+    // Hidden characters show as escapes in the diff, and the review says so.
+    const hidden = Visible.reviewNotice(
+      [review.original ?? '', review.proposed],
+      trans,
+      titles
+    );
+    node.append(bar, ...(hidden ? [hidden] : []), this._message, this._diff);
 
     this._editor = createDiff(
       this._diff,
       review.original ?? '',
       review.proposed,
-      options.extensions
+      [...(options.extensions ?? []), showHidden(titles)]
     );
     this.setState('open');
   }

@@ -3,8 +3,15 @@
 
 import { unifiedMergeView } from '@codemirror/merge';
 import { EditorState, Extension } from '@codemirror/state';
-import { EditorView } from '@codemirror/view';
+import {
+  EditorView,
+  highlightSpecialChars,
+  ViewPlugin
+} from '@codemirror/view';
 import { jupyterTheme } from '@jupyterlab/codemirror';
+
+import { HiddenChars } from '../hiddenchars';
+import { Visible } from '../visible';
 
 /**
  * The buttons each changed hunk gets, when the person may keep or drop
@@ -113,6 +120,33 @@ export function createDiff(
 }
 
 /**
+ * Show every hidden character of a diff (see {@link HiddenChars}) as its
+ * escape, `span.jp-Copilot-HiddenChar`, on both sides: in the proposal as
+ * CodeMirror's special characters, and in the removed lines, which the
+ * merge view draws itself outside the document, by marking what it drew.
+ * The characters themselves are then not in the page, so they reorder and
+ * hide nothing.
+ *
+ * @param titles - The escapes' tooltips.
+ */
+export function showHidden(titles: Visible.Titles): Extension {
+  return [
+    highlightSpecialChars({
+      specialChars: HiddenChars.regExp(),
+      render: code => {
+        const char = String.fromCodePoint(code);
+        return Visible.escapeNode(
+          char,
+          HiddenChars.kindOf(char) ?? 'control',
+          titles
+        );
+      }
+    }),
+    ViewPlugin.define(view => new Private.RemovedLines(view, titles))
+  ];
+}
+
+/**
  * Give back the editor of a diff whose view goes: it leaves the page, keeps
  * nothing of the diff, and the next {@link createDiff} takes it over. One is
  * kept; any other is destroyed.
@@ -177,8 +211,60 @@ namespace Private {
     '.cm-collapsedLines': {
       background: 'var(--jp-layout-color2)',
       color: 'var(--jp-ui-font-color2)'
+    },
+    // As in the page's style sheet: the diff lives in a shadow root.
+    '.jp-Copilot-HiddenChar': {
+      display: 'inline-block',
+      unicodeBidi: 'isolate',
+      direction: 'ltr',
+      margin: '0 1px',
+      padding: '0 2px',
+      border: '1px solid var(--jp-warn-color1)',
+      borderRadius: '2px',
+      background: 'color-mix(in srgb, var(--jp-warn-color1) 22%, transparent)',
+      color: 'var(--jp-ui-font-color0)',
+      fontSize: '0.85em',
+      lineHeight: 'normal',
+      fontStyle: 'normal',
+      fontWeight: 'bold'
+    },
+    '.jp-Copilot-HiddenChar[data-kind="bidi"]': {
+      borderColor: 'var(--jp-error-color1)',
+      background: 'color-mix(in srgb, var(--jp-error-color1) 25%, transparent)'
     }
   });
+
+  /**
+   * Marks the hidden characters of the removed lines once the merge view
+   * has drawn them. They are drawn once per chunk and kept, so each chunk
+   * is marked once; the editor ignores changes inside what it drew as a
+   * widget.
+   */
+  export class RemovedLines {
+    constructor(
+      readonly view: EditorView,
+      readonly titles: Visible.Titles
+    ) {
+      this.update();
+    }
+
+    update(): void {
+      this.view.requestMeasure({
+        key: this,
+        read: () => null,
+        write: () => {
+          this.view.dom
+            .querySelectorAll<HTMLElement>(
+              '.cm-deletedChunk:not([data-hidden-marked])'
+            )
+            .forEach(chunk => {
+              chunk.dataset.hiddenMarked = 'true';
+              Visible.markIn(chunk, this.titles);
+            });
+        }
+      });
+    }
+  }
 
   /**
    * Render the keep or drop button of a hunk.

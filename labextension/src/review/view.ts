@@ -8,7 +8,8 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { Widget } from '@lumino/widgets';
 
 import { element, styledButton } from '../dom';
-import { createDiff, lockHunks, releaseDiff } from './diff';
+import { Visible } from '../visible';
+import { createDiff, lockHunks, releaseDiff, showHidden } from './diff';
 import { plainSource } from './placement';
 
 /**
@@ -18,6 +19,10 @@ import { plainSource } from './placement';
  * new cell (`operation: 'insert'`) is the same review of an empty source
  * against the new one, marked as a pending cell and shown below the cell it
  * is to follow (or above the notebook's cells).
+ *
+ * Hidden characters (direction controls, zero-width and control
+ * characters) show as escapes in the diff and in a new cell's source, and
+ * `.jp-Copilot-HiddenNotice` says so in words.
  *
  * The view never touches the cell; the review manager decides what Keep
  * and Undo do. This module is loaded on first use, in its own chunk, with
@@ -75,11 +80,20 @@ export class ReviewView extends Widget {
     this._message = element('div', 'jp-Copilot-ReviewMessage');
     this._message.setAttribute('role', 'status');
     this._message.setAttribute('aria-live', 'polite');
-    node.append(bar, this._diff, this._message);
+    // Hidden characters show as escapes in the diff, and the review says so.
+    const titles = (this._titles = Visible.titles(trans));
+    const hidden = Visible.reviewNotice(
+      [options.original, options.proposed],
+      trans,
+      titles
+    );
+    node.append(bar, ...(hidden ? [hidden] : []), this._diff, this._message);
 
     if (options.operation === 'insert') {
       // All of a new cell is new: its source as it will be, no diff editor.
-      this._diff.append(options.content ?? plainSource(options.proposed));
+      const content = options.content ?? plainSource(options.proposed);
+      Visible.markIn(content, titles);
+      this._diff.append(content);
     } else {
       this._editor = this._createDiff(options);
     }
@@ -225,6 +239,7 @@ export class ReviewView extends Widget {
       options.proposed,
       [
         ...(options.extensions ?? []),
+        showHidden(this._titles),
         EditorView.updateListener.of(update => {
           // The document is read-only: only a dropped hunk changes it.
           if (update.docChanged) {
@@ -255,6 +270,7 @@ export class ReviewView extends Widget {
   };
 
   private _trans: TranslationBundle;
+  private _titles: Visible.Titles;
   private _state: ReviewView.State = 'open';
   private _keep: HTMLButtonElement;
   private _undo: HTMLButtonElement;
