@@ -10,7 +10,8 @@ is its own:
 - the cell must be a code cell, not marked ``{"jupyter_copilot": {"agent_run": false}}``
   (``cell-locked``) and hold exactly the source the agent read (``stale-source``); the server
   checks a live shared document when there is one, and the page checks its live model again
-  right before it runs the cell;
+  and hands exactly that source to the kernel in the same synchronous step (starting the
+  kernel first when the notebook has none, then checking);
 - the page answers once the run has ended; the result carries output digests (never raw HTML
   or base64) that fit the context budget, and says how many were left out.
 """

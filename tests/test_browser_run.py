@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import make_notebook
 from tests.eventually import eventually
 from tests.lab import Lab, lab_page
-from tests.server import RUN_INVOKE, call_action
+from tests.server import RUN_INVOKE, call_action, registrations
 from tests.test_browser_review import open_notebook, selected_cell
 
 # Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
@@ -229,6 +229,95 @@ async def test_a_cell_marked_never_to_be_run_by_an_agent_does_not_run(
         status, body = await allow_and_answer(lab, call)
         assert (status, body["error"]["code"]) == (403, "cell-locked")
         assert await execution_count(lab, cell["cellId"]) is None
+
+
+async def page_without_kernel(lab: Lab, jp_fetch: Any, path: str) -> None:
+    """The page's own kernel is shut down and the notebook's session is made again on the
+    server alone: the run tool stays registered while the page holds no kernel, so the
+    page must start one before it can run the cell."""
+    await lab.page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.shutdown()")
+    for session in json.loads((await jp_fetch("api", "sessions")).body):
+        if session["path"] == path:
+            await jp_fetch("api", "sessions", session["id"], method="DELETE")
+
+    async def unregistered() -> bool:
+        return not any(r["path"] == path for r in await registrations(jp_fetch))
+
+    await eventually(unregistered, "the notebook's sessions to end", timeout=30)
+    body = {"path": path, "name": path, "type": "notebook", "kernel": {"name": "python3"}}
+    await jp_fetch("api", "sessions", method="POST", body=json.dumps(body))
+
+    async def registered() -> bool:
+        return any(r["path"] == path for r in await registrations(jp_fetch))
+
+    await eventually(registered, "the server's session", timeout=30)
+    assert await lab.page.evaluate(
+        "() => !window.jupyterapp.shell.currentWidget.sessionContext.session"
+    )
+
+
+async def hold_kernel_start(lab: Lab) -> tuple[asyncio.Event, asyncio.Event]:
+    """Hold the page's start of a kernel session: the first event is set once the page asked
+    for one, and the request goes on once the test sets the second."""
+    asked, go_on = asyncio.Event(), asyncio.Event()
+
+    async def hold(route: Any) -> None:
+        if route.request.method == "POST":
+            asked.set()
+            await asyncio.wait_for(go_on.wait(), 60)
+        await route.continue_()
+
+    await lab.page.route("**/api/sessions*", hold)
+    return asked, go_on
+
+
+async def test_a_cell_changed_while_its_kernel_starts_does_not_run(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    # The page checks the source only once the kernel is there, and runs exactly what it
+    # checked in the same synchronous step (docs/protocol.md section 11.2).
+    make_notebook(jp_root_dir, "a.ipynb", CELLS)
+    side_effect = jp_root_dir / "ran-after-the-check.txt"
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 0)
+        await page_without_kernel(lab, jp_fetch, "a.ipynb")
+        asked, go_on = await hold_kernel_start(lab)
+        call = run_request(jp_fetch, cell, "cold-stale")
+        await card_of(lab).locator(".jp-Copilot-ApprovalAllow").click()
+        # Allowed, checked once, and the page is starting the kernel: now the cell changes.
+        await asyncio.wait_for(asked.wait(), 30)
+        await lab.page.evaluate(
+            """source => window.jupyterapp.shell.currentWidget.content.model.cells.get(0)
+                .sharedModel.setSource(source)""",
+            f"open({side_effect.name!r}, 'w').write('ran')",
+        )
+        go_on.set()
+        status, body = await asyncio.wait_for(call, 60)
+        assert (status, body.get("error", {}).get("code")) == (409, "stale-source"), body
+        # The kernel did start, and nothing ran in it.
+        await eventually(
+            lambda: lab.page.evaluate(
+                "() => !!window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel"
+            ),
+            "the page's kernel",
+        )
+        assert await execution_count(lab, cell["cellId"]) is None
+        await asyncio.sleep(1)
+        assert not side_effect.exists()
+
+        # Left alone, a run allowed while no kernel runs starts the kernel and runs.
+        await lab.page.unroute("**/api/sessions*")
+        second = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        await page_without_kernel(lab, jp_fetch, "a.ipynb")
+        call = run_request(jp_fetch, second, "cold-ok")
+        await card_of(lab).wait_for(state="visible")
+        status, body = await allow_and_answer(lab, call)
+        assert status == 200, body
+        assert body["result"]["status"] == "error"  # x is not defined in the new kernel
+        assert isinstance(body["result"]["executionCount"], int)
+        assert await execution_count(lab, second["cellId"]) == body["result"]["executionCount"]
+        assert not side_effect.exists()
 
 
 async def _active_index_is(lab: Lab, index: int) -> bool:

@@ -2,6 +2,7 @@
 // Distributed under the terms of the Modified BSD License.
 
 import { JupyterFrontEnd } from '@jupyterlab/application';
+import type { ISessionContext } from '@jupyterlab/apputils';
 import type { Cell } from '@jupyterlab/cells';
 import {
   INotebookTracker,
@@ -16,14 +17,15 @@ import type { RunCellDone } from '../generated/bridge';
 import { liveCellReader } from '../livecells';
 import { digestOutputs, widgetModelIds } from '../outputdigest';
 import { findCell } from '../review/placement';
-import { checkRun, parseRun, runEnding } from './checks';
+import { checkRun, type IRunRequest, parseRun, runEnding } from './checks';
 
 /**
  * Answers `jupyter_copilot.notebook.run-cell.invoke` (docs/protocol.md
  * section 11.2). The server sends it only after the person allowed the run
  * card; the page checks its live model once more (the view, the path, the
- * cell, its run mark, its type and its exact source) and then runs the cell
- * as Shift+Enter would: through JupyterLab's own run action, in the
+ * cell, its run mark, its type and its exact source), starts the kernel if
+ * the notebook has none, checks again and runs the cell, in the same
+ * synchronous step as that last check, as Shift+Enter would: through JupyterLab's own run action, in the
  * notebook's own kernel, so outputs and the execution count land in the
  * notebook. It answers when the run has ended, with digests of the outputs
  * (never raw HTML or base64).
@@ -52,24 +54,9 @@ export class CellRunner {
       return running;
     }
     const panel = this._activePanel();
-    const found = findCell(panel, request.cellId);
-    const failure = checkRun(
-      request,
-      // The local path: under real-time collaboration `context.path` carries
-      // the collaborative drive's prefix, which the server never reports.
-      panel.context.localPath,
-      found && {
-        cellType: found.model.type,
-        metadata: found.model.sharedModel.getMetadata(),
-        source: found.model.sharedModel.getSource()
-      }
-    );
-    if (failure) {
-      throw new ActionError(failure.code, failure.message);
-    }
-    // Checked and started in one synchronous step: nothing can change the
-    // cell in between.
-    const run = this._run(panel, found!.cell);
+    // Checked at once too, so that a refused run starts no kernel.
+    this._check(request, panel);
+    const run = this._startAndRun(request, panel);
     this._runs.set(request.callId, run);
     try {
       return await run;
@@ -104,6 +91,64 @@ export class CellRunner {
     return panel;
   }
 
+  /**
+   * The page's checks of a run against its live model: the cell to run, or
+   * the first refusal thrown.
+   */
+  private _check(request: IRunRequest, panel: NotebookPanel): Cell {
+    const found = findCell(panel, request.cellId);
+    const failure = checkRun(
+      request,
+      // The local path: under real-time collaboration `context.path` carries
+      // the collaborative drive's prefix, which the server never reports.
+      panel.context.localPath,
+      found && {
+        cellType: found.model.type,
+        metadata: found.model.sharedModel.getMetadata(),
+        source: found.model.sharedModel.getSource()
+      }
+    );
+    if (failure) {
+      throw new ActionError(failure.code, failure.message);
+    }
+    // `checkRun` refuses a cell that is not there.
+    return found!.cell;
+  }
+
+  /**
+   * Start the notebook's kernel if it has none, then check the cell again
+   * and run it.
+   *
+   * The check and the run are one synchronous step: `_run` hands the source
+   * to the kernel (`CodeCell.execute`, which reads the source and calls the
+   * kernel's `requestExecute`) before its first `await`, once a kernel is
+   * there. JupyterLab's run action would start a missing kernel itself and
+   * read the source only after that wait, so the kernel is started here
+   * first: whatever the cell holds when it is there is checked, and only
+   * that runs (`stale-source` otherwise).
+   */
+  private async _startAndRun(
+    request: IRunRequest,
+    panel: NotebookPanel
+  ): Promise<RunCellDone> {
+    const context = panel.sessionContext;
+    if (!context.session?.kernel) {
+      await Private.startKernel(context);
+      if (panel.isDisposed || !panel.model) {
+        throw new ActionError(
+          'not-authoring-view',
+          'The notebook was closed before its kernel started.'
+        );
+      }
+      if (!context.session?.kernel) {
+        // No kernel could be started (none chosen, or it failed): nothing ran.
+        return { executionCount: null, status: 'aborted', outputs: [] };
+      }
+    }
+    const cell = this._check(request, panel);
+    return this._run(panel, cell);
+  }
+
   private async _run(panel: NotebookPanel, cell: Cell): Promise<RunCellDone> {
     let executed: { success: boolean; error?: unknown } | null = null;
     const onExecuted = (
@@ -121,6 +166,8 @@ export class CellRunner {
     };
     NotebookActions.executed.connect(onExecuted);
     try {
+      // Nothing is awaited before this call, and with a kernel present the
+      // run action reaches the kernel before its own first wait.
       await NotebookActions.runCells(
         panel.content,
         [cell],
@@ -163,6 +210,17 @@ export namespace CellRunner {
 }
 
 namespace Private {
+  /**
+   * Start the session's kernel when it has none, as JupyterLab's run action
+   * would, but without a kernel picker: an agent's run never opens a dialog.
+   */
+  export async function startKernel(context: ISessionContext): Promise<void> {
+    await context.ready;
+    if (!context.session?.kernel && context.hasNoKernel) {
+      await context.startKernel();
+    }
+  }
+
   /**
    * The digests of a cell's outputs, as read-cells reports them.
    */
