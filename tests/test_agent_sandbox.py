@@ -481,3 +481,9 @@ def test_status_says_in_words_which_property_did_not_hold(tmp_path: Path) -> Non
     ]
     missing = Sandbox(REQUIRED, None, str(tmp_path), reason="bubblewrap is not installed")
     assert "(bubblewrap is not installed): no agent can start" in missing.text
+
+
+def test_an_agent_pointed_at_another_model_api_may_not_reach_its_own() -> None:
+    claude = next(profile for profile, _ in KNOWN_AGENTS if profile.id == "claude-code")
+    assert claude.model_hosts({}) == ("api.anthropic.com",)
+    assert claude.model_hosts({"ANTHROPIC_BASE_URL": "http://127.0.0.1:5000"}) == ()

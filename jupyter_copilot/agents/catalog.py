@@ -53,8 +53,11 @@ class AgentSpec:
     #: Folders under the person's HOME holding its settings, copied into its own HOME in
     #: the sandbox at every start.
     settings: tuple[str, ...] = ()
-    #: Hosts (``host`` or ``host:port``) its model API lives on, reachable from the sandbox.
+    #: Hosts (``host`` or ``host:port``) its model API lives on, reachable from the sandbox
+    #: unless one of ``base_url_env`` points it at another API.
     network_hosts: tuple[str, ...] = ()
+    #: Variables that point it at another model API than its own.
+    base_url_env: tuple[str, ...] = ()
     #: Whether its own tools read files without asking us: then only the sandbox holds it to
     #: the ``files`` grant, and without one it is unguarded.
     unrouted_reads: bool = False
@@ -63,6 +66,10 @@ class AgentSpec:
     #: Start in a private empty folder instead of the server's root: for an agent that
     #: never needs the folder, so that nothing in it (an ``acp.py``) can be imported.
     private_cwd: bool = False
+
+    def model_hosts(self, env: Mapping[str, str]) -> tuple[str, ...]:
+        """The hosts of its own model API, unless ``env`` points it at another one."""
+        return () if any(env.get(name) for name in self.base_url_env) else self.network_hosts
 
     def to_json(self) -> dict[str, Any]:
         """What the panel shows: never the command or the environment."""
@@ -115,6 +122,7 @@ KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
             credentials=(".claude/.credentials.json",),
             settings=(".claude",),
             network_hosts=("api.anthropic.com",),
+            base_url_env=("ANTHROPIC_BASE_URL",),
             unrouted_reads=True,
         ),
         (("claude-agent-acp",), ("claude-code-acp",)),
@@ -131,6 +139,7 @@ KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
             credentials=(".codex/auth.json",),
             settings=(".codex",),
             network_hosts=("api.openai.com", "chatgpt.com"),
+            base_url_env=("OPENAI_BASE_URL",),
         ),
         (("codex-acp",),),
     ),
@@ -154,6 +163,7 @@ KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
                 "cloudcode-pa.googleapis.com",
                 "oauth2.googleapis.com",
             ),
+            base_url_env=("GOOGLE_GEMINI_BASE_URL",),
             unrouted_reads=True,
             # Gemini drops client MCP servers in a folder it does not trust, and trusting a
             # folder also runs the settings in its .gemini: only under the sandbox, which

@@ -196,7 +196,7 @@ class AgentProcess:
         """How to start ``command`` in the sandbox, with its network served."""
         assert self._sandbox is not None
         if self._network is not None:
-            self.egress = await self._network.open(env, self.spec.network_hosts)
+            self.egress = await self._network.open(env, self.spec.model_hosts(env))
             env.update(self.egress.plan.env)
             bridge = self.egress.bridge_args(NET_DIR)
         else:
