@@ -93,6 +93,11 @@ export interface IStatus {
   killSwitch: { engaged: boolean; source: 'config' | 'file' | null };
   pages: number;
   rtc: boolean;
+  /**
+   * The names of the settings that did not validate; when there are any,
+   * agents and tools are off (docs/admin.md, "Invalid settings").
+   */
+  configErrors: string[];
 }
 
 /**

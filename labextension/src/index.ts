@@ -25,6 +25,7 @@ import { Bridge } from './bridge';
 import { ArchiveModel } from './chat/archive';
 import { ChatModel } from './chat/model';
 import { addCommands, addReviewCommands } from './commands';
+import { ConfigErrorPanel } from './configerror';
 import { ContextModel } from './contextmodel';
 import { FileReviewManager } from './filereview/manager';
 import { liveCellReader } from './livecells';
@@ -108,6 +109,24 @@ namespace Private {
   }
 
   /**
+   * Show the panel that names the server's invalid settings, when it has any.
+   */
+  async function showConfigErrors(
+    app: JupyterFrontEnd,
+    api: CopilotApi,
+    trans: TranslationBundle
+  ): Promise<void> {
+    const names = ConfigErrorPanel.names((await api.status()).result);
+    if (names.length === 0) {
+      return;
+    }
+    const panel = new ConfigErrorPanel({ names, trans });
+    app.shell.add(panel, 'right', { rank: 600 });
+    await app.restored;
+    app.shell.activateById(panel.id);
+  }
+
+  /**
    * Read the manifest and, when the feature is on, wire everything up.
    */
   export async function start(options: IStartOptions): Promise<void> {
@@ -120,6 +139,8 @@ namespace Private {
     const manifest = (await api.manifest()).result;
     const page = Array.isArray(manifest?.pages) ? manifest.pages[0] : undefined;
     if (!page) {
+      // The feature switch is off; say why when invalid settings turned it off.
+      await showConfigErrors(app, api, trans);
       return;
     }
     const url = () =>
