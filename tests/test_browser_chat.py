@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from jupyter_copilot.agents.sandbox import AUTO, Sandbox
 from tests.conftest import make_notebook
 from tests.conversations import agent_log, scripted_agents
 from tests.eventually import eventually
@@ -117,13 +118,22 @@ class Chat:
 async def test_a_chat_only_message_shows_only_the_message_and_the_reply(
     lab_server, jp_fetch, log: Path
 ) -> None:
+    # The Agent menu as it ships, with the sandbox proven here (this module's scripted agent
+    # records to the test's folder, so its conversations run without it).
+    host = lab_server.web_app.settings["jupyter_copilot"].conversations.host
+    unsandboxed = host.sandbox
+    host.sandbox = Sandbox.detect(AUTO, lab_server.root_dir)
     async with lab_page(lab_server) as lab:
         chat = Chat(lab)
         await chat.root.wait_for(state="visible")
         # Both popovers, as a person sees them before the first message.
         await lab.page.locator(".jp-Copilot-AgentPicker").click()
         await lab.page.locator(".jp-Copilot-AgentPopover").wait_for(state="visible")
+        if host.sandbox.active:
+            note = lab.page.locator(".jp-Copilot-AgentPopover")
+            assert "Sandbox on" in await note.inner_text()
         await lab.screenshot("copilot-agent-popover.png")
+        host.sandbox = unsandboxed
         await lab.page.keyboard.press("Escape")
         await lab.page.locator(".jp-Copilot-ContextPicker").click()
         await lab.page.locator(".jp-Copilot-ContextPopover").wait_for(state="visible")

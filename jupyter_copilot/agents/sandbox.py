@@ -422,8 +422,8 @@ class Sandbox:
         """One line for a person."""
         if self.active:
             return (
-                "Sandbox on: agents see the machine read-only, without your home folder, "
-                "Jupyter's keys or the network."
+                "Sandbox on: the machine is read-only to agents, your home folder and "
+                "Jupyter's keys are hidden, and they reach only their model's API."
             )
         if self.mode == OFF:
             return "Sandbox off: an agent's own unrouted tools could change files."
