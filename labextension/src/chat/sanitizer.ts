@@ -8,11 +8,15 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
  * The sanitizer of agent replies: JupyterLab's own, then stricter.
  *
  * An agent's reply is data (a prompt-injected agent writes whatever it is
- * told to), so after the app's sanitizer this one removes everything that
- * could act or fetch without the person: command links
- * (`data-commandlinker-*`), event handlers and styles, forms and buttons,
- * and every remote resource. Images and media become plain links that
- * load nothing until clicked; frames, objects and embeds are dropped. The
+ * told to), so after the app's sanitizer this one makes it inert: plain
+ * elements only. No attribute survives but a few that neither act nor
+ * style (a link's web address, a table cell's span, a list's start...): no
+ * `class`, `id` or `style`, so a reply cannot dress up as an approval card
+ * or a JupyterLab dialog, nor cover the page; only a code block keeps its
+ * `language-*` class. Command links, event handlers, forms, buttons and
+ * inputs go (a task list's checkbox becomes a plain mark); images and media
+ * become plain links that load nothing until clicked; frames, objects,
+ * embeds, SVG and MathML drawings are dropped or reduced to their text. The
  * HTML is filtered in an inert document, so nothing loads while it is.
  */
 export class ReplySanitizer implements IRenderMime.ISanitizer {
@@ -62,7 +66,12 @@ export class ReplySanitizer implements IRenderMime.ISanitizer {
 export namespace ReplySanitizer {
   /**
    * A copy of `rendermime` whose untrusted HTML goes through a
-   * {@link ReplySanitizer}; made once per registry.
+   * {@link ReplySanitizer}, and whose math is left as its TeX source;
+   * made once per registry.
+   *
+   * JupyterLab's typesetter (MathJax with every TeX package) would run on
+   * the sanitized reply and honour `\style`, `\class` and `\href`,
+   * drawing whatever an agent asks for over the page.
    */
   export function registry(
     rendermime: IRenderMimeRegistry
@@ -70,7 +79,8 @@ export namespace ReplySanitizer {
     let clone = Private.clones.get(rendermime);
     if (!clone) {
       clone = rendermime.clone({
-        sanitizer: new ReplySanitizer(rendermime.sanitizer)
+        sanitizer: new ReplySanitizer(rendermime.sanitizer),
+        latexTypesetter: Private.NO_TYPESETTING
       });
       Private.clones.set(rendermime, clone);
     }
@@ -80,6 +90,11 @@ export namespace ReplySanitizer {
 
 namespace Private {
   export const clones = new WeakMap<IRenderMimeRegistry, IRenderMimeRegistry>();
+
+  /** A typesetter that leaves math as it is written. */
+  export const NO_TYPESETTING: IRenderMime.ILatexTypesetter = {
+    typeset: () => undefined
+  };
 
   /** Media that would load from its URL: shown as a link instead. */
   const MEDIA = new Set([
@@ -104,38 +119,49 @@ namespace Private {
     'BASE',
     'STYLE',
     'SCRIPT',
+    'NOSCRIPT',
     'TEMPLATE',
     'PORTAL'
   ]);
-  /** Controls replaced by their text. */
-  const CONTROLS = new Set([
+  /**
+   * Controls and drawings replaced by their text: nothing in a reply can be
+   * pressed, filled in or drawn to look like something else.
+   */
+  const AS_TEXT = new Set([
     'FORM',
     'BUTTON',
     'INPUT',
     'SELECT',
     'OPTION',
+    'OPTGROUP',
+    'DATALIST',
+    'OUTPUT',
     'TEXTAREA',
     'LABEL',
     'FIELDSET',
-    'DIALOG'
+    'DIALOG',
+    'METER',
+    'PROGRESS',
+    'SVG',
+    'MATH'
   ]);
-  /** Attributes that can act or fetch. */
-  const URL_ATTRIBUTES = new Set([
-    'src',
-    'srcset',
-    'poster',
-    'background',
-    'action',
-    'formaction',
-    'xlink:href',
-    'ping',
-    'lowsrc',
-    'dynsrc',
-    'data'
-  ]);
+  /** The only attributes kept, on any element or on the one named. */
+  const KEPT: Record<string, Set<string>> = {
+    '*': new Set(['title', 'lang', 'dir']),
+    A: new Set(['href']),
+    CODE: new Set(['class']),
+    TD: new Set(['align', 'colspan', 'rowspan']),
+    TH: new Set(['align', 'colspan', 'rowspan', 'scope']),
+    OL: new Set(['start', 'reversed', 'type']),
+    LI: new Set(['value']),
+    DETAILS: new Set(['open']),
+    TIME: new Set(['datetime'])
+  };
+  /** The class of a code block that names its language. */
+  const LANGUAGE_CLASS = /^language-[\w+#.-]{1,40}$/;
 
   /**
-   * Remove from `root` whatever could act or fetch without a click.
+   * Make `root` inert: only plain elements with harmless attributes stay.
    */
   export function scrub(root: HTMLElement): void {
     for (const el of Array.from(root.querySelectorAll('*'))) {
@@ -151,21 +177,24 @@ namespace Private {
         el.replaceWith(mediaLink(el));
         continue;
       }
-      if (CONTROLS.has(tag)) {
-        el.replaceWith(el.ownerDocument.createTextNode(el.textContent ?? ''));
+      if (AS_TEXT.has(tag)) {
+        el.replaceWith(el.ownerDocument.createTextNode(asText(el, tag)));
         continue;
       }
+      const kept = KEPT[tag];
       for (const attr of Array.from(el.attributes)) {
         const name = attr.name.toLowerCase();
-        if (
-          name.startsWith('data-commandlinker') ||
-          name.startsWith('on') ||
-          name === 'style' ||
-          name === 'id' ||
-          name === 'name' ||
-          URL_ATTRIBUTES.has(name)
-        ) {
+        if (!KEPT['*'].has(name) && !kept?.has(name)) {
           el.removeAttribute(attr.name);
+        }
+      }
+      if (tag === 'CODE') {
+        const language = Array.from(el.classList).filter(c =>
+          LANGUAGE_CLASS.test(c)
+        );
+        el.removeAttribute('class');
+        if (language.length === 1) {
+          el.setAttribute('class', language[0]);
         }
       }
       if (tag === 'A') {
@@ -180,6 +209,19 @@ namespace Private {
     }
   }
 
+  /**
+   * What stands for a control or a drawing: a task list's checkbox is a
+   * plain mark, anything else its text.
+   */
+  function asText(el: Element, tag: string): string {
+    if (
+      tag === 'INPUT' &&
+      el.getAttribute('type')?.toLowerCase() === 'checkbox'
+    ) {
+      return el.hasAttribute('checked') ? '\u2611' : '\u2610';
+    }
+    return el.textContent ?? '';
+  }
   /**
    * A plain link to a medium's web address (nothing loads until it is
    * clicked), or its alternative text when it has no such address.
