@@ -8,8 +8,8 @@ file that did not exist must still not exist). Nothing is ever written without K
 whose conversation ends is withdrawn.
 
 Files are read and written on the server's disk under the contents manager's root, never
-through a link and never when they have a second hard link (``diskfiles.py``); the contents
-manager still decides which files are hidden.
+through a link and never when they have a second hard link (``diskfiles.py``), so the
+contents manager's save hooks do not run for them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from jupyter_core.utils import ensure_async
-from tornado import web
 
 from ..bridge import PageSession
 from ..refusals import Refusal
@@ -54,7 +53,7 @@ class FileReview:
 
 
 class FileReviews:
-    """Open file reviews by id, and the contents manager that Keep writes through."""
+    """Open file reviews by id, and the contents manager whose root holds the files."""
 
     def __init__(self, contents: Callable[[], Any], tools_engaged: Callable[[], bool]) -> None:
         self._contents = contents
@@ -74,13 +73,11 @@ class FileReviews:
     async def read(self, path: str) -> str | None:
         """The file's text now, ``None`` when there is no file at ``path``.
 
-        Raises ``invalid-input`` for a folder, a file that is not UTF-8 text or one the
-        contents manager hides, ``over-budget`` for one larger than :data:`FILE_BYTES_CAP`,
-        and the refusals of ``diskfiles.read_text`` for links.
+        Raises ``invalid-input`` for a folder or a file that is not UTF-8 text,
+        ``over-budget`` for one larger than :data:`FILE_BYTES_CAP`, and the refusals of
+        ``diskfiles.read_text`` for links.
         """
-        manager = self._contents()
-        await self._refuse_hidden(manager, path)
-        return diskfiles.read_text(self._root(manager), path, FILE_BYTES_CAP)
+        return diskfiles.read_text(self._root(self._contents()), path, FILE_BYTES_CAP)
 
     @staticmethod
     def _root(manager: Any) -> str:
@@ -88,20 +85,6 @@ class FileReviews:
         if not isinstance(root, str) or not root:
             raise Refusal("not-permitted", "This server's files are not on its own disk.")
         return root
-
-    @staticmethod
-    async def _refuse_hidden(manager: Any, path: str) -> None:
-        """The contents manager's own rule: a hidden file is not served unless allowed."""
-        if getattr(manager, "allow_hidden", False):
-            return
-        try:
-            hidden = bool(await ensure_async(manager.is_hidden(path)))
-        except web.HTTPError as e:
-            raise Refusal(
-                "invalid-input", f"The file cannot be read as text ({e.status_code})."
-            ) from e
-        if hidden:
-            raise Refusal("invalid-input", "The file is hidden.")
 
     # -- proposing, deciding ----------------------------------------------------------------
 
@@ -169,12 +152,14 @@ class FileReviews:
             raise Refusal("kill-switch")
         # Taken out before the write, so that a second Keep cannot write twice.
         self._open.pop(review_id, None)
-        manager = self._contents()
         try:
-            await self._refuse_hidden(manager, review.path)
             # Compared and written through one descriptor of the file (diskfiles.py).
             diskfiles.write_text(
-                self._root(manager), review.path, review.proposed, review.base_hash, FILE_BYTES_CAP
+                self._root(self._contents()),
+                review.path,
+                review.proposed,
+                review.base_hash,
+                FILE_BYTES_CAP,
             )
         except Refusal as refusal:
             self._end(review, CONFLICT)
