@@ -487,3 +487,42 @@ def test_an_agent_pointed_at_another_model_api_may_not_reach_its_own() -> None:
     claude = next(profile for profile, _ in KNOWN_AGENTS if profile.id == "claude-code")
     assert claude.model_hosts({}) == ("api.anthropic.com",)
     assert claude.model_hosts({"ANTHROPIC_BASE_URL": "http://127.0.0.1:5000"}) == ()
+
+
+@needs_bwrap
+def test_an_agent_installed_under_home_starts_wrapped_in_the_bridge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As `npm install -g --prefix ~/.local` puts it: under the HOME the sandbox hides.
+    home = tmp_path / "home"
+    tool = home / ".local" / "lib" / "agent"
+    tool.mkdir(parents=True)
+    script = tool / "agent"
+    script.write_text(f"#!{sys.executable} -I\nprint('agent ran')\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))
+    root = home / "project"
+    root.mkdir()
+    sandbox = Sandbox.detect(AUTO, str(root))
+    wrapper = [
+        sys.executable,
+        "-I",
+        "-S",
+        "-c",
+        "import subprocess,sys;subprocess.run(sys.argv[2:])",
+    ]
+    launch = sandbox.launch([*wrapper, "--", str(script)], agent_id="agent", program=[str(script)])
+    try:
+        done = subprocess.run(
+            launch.argv,
+            pass_fds=launch.pass_fds,
+            env={**os.environ, **launch.env},
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    finally:
+        launch.started()
+    assert done.stdout == "agent ran\n", done.stderr

@@ -216,6 +216,7 @@ class AgentProcess:
                 env=env,
                 net_dir=self.egress.folder if self.egress is not None else None,
                 path=env.get("PATH"),
+                program=command,
             )
         except (SandboxRequired, OSError) as e:
             await self._release()

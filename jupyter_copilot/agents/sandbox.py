@@ -451,8 +451,10 @@ class Sandbox:
         env: Mapping[str, str] | None = None,
         net_dir: str | None = None,
         path: str | None = None,
+        program: Sequence[str] | None = None,
     ) -> Launch:
-        """How to start ``command`` under this sandbox.
+        """How to start ``command`` under this sandbox (``program``: the agent's own command,
+        when ``command`` wraps it; the folders it runs from are shown).
 
         Raises :class:`SandboxRequired` when the sandbox is required and not in force; without
         the sandbox the command runs as it is. ``credentials`` are paths under the person's
@@ -471,7 +473,7 @@ class Sandbox:
         copy_settings(real_home, home_dir, settings, skip=credentials)
         fd = seccomp_file()
         layout = self.layout(
-            list(command),
+            list(program or command),
             hide_root=hide_root,
             agent_home_dir=home_dir,
             credentials=tuple(
