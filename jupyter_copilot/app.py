@@ -13,6 +13,7 @@ from jupyter_server.services.contents.filemanager import (
     AsyncFileContentsManager,
     FileContentsManager,
 )
+from jupyter_server.utils import url_path_join
 from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, default
 from traitlets.config import Config
 
@@ -22,6 +23,7 @@ from .agents.adminpolicy import AdminPolicy, Policy
 from .agents.catalog import build_catalog
 from .agents.conversation import TurnLimits
 from .agents.conversations import DEFAULT_CONTEXT_REFS, DEFAULT_MODE, Conversations
+from .agents.egress import Network
 from .agents.filereviews import FileReviews
 from .agents.files import SHELL_ASK, SHELL_POLICIES
 from .agents.host import ConversationsHost
@@ -375,13 +377,30 @@ class CopilotApp(ExtensionApp):
         SANDBOX_MODES,
         default_value=AUTO,
         config=True,
-        help="""Run agent processes with the server's folder read-only (bubblewrap).
+        help="""Run agent processes in a sandbox that denies by default (bubblewrap).
 
-        `auto`: when `bwrap` works on this machine (tried once at start). `required`: no
-        agent starts without it. `off`: never. Under the sandbox even an agent tool that is
-        not routed through jupyter-copilot cannot change the person's files; the agent's
-        own state folders (for example `~/.claude`) stay writable. `copilot/api/status` and
-        the Agent menu say whether it is in force.
+        Under it an agent sees the machine read-only, an empty HOME of its own instead of
+        the person's, no Jupyter runtime, data or config folder (no token, no kernel keys),
+        the server's folder only with the `files` grant, and no network but our MCP
+        endpoint and its model API (`agent_network_hosts`); it has no capabilities, even
+        as root, and a system call filter. A probe proves each of these at start.
+        `auto`: the sandbox is used when every property held; agents whose own tools read
+        files without asking (Claude Code, Gemini CLI) are then offered, and without it
+        only with `allow_unguarded_agents`. `required`: no agent starts unless every
+        property held. `off`: never. `copilot/api/status` lists each property.
+        """,
+    )
+
+    agent_network_hosts = List(
+        Unicode(),
+        default_value=[],
+        config=True,
+        help="""Hosts every sandboxed agent may reach over HTTPS, as `host` or `host:port`
+        (443 by default), on top of its own model API's (for example `api.anthropic.com`
+        for Claude Code) and the hosts of `https://` URLs in its configured `env`.
+
+        Nothing else is reachable from the sandbox: not the Jupyter server, not the
+        kernels, not the rest of the network.
         """,
     )
 
@@ -570,16 +589,22 @@ class CopilotApp(ExtensionApp):
         """The conversations of this server, with the agents on offer now."""
         server = self.serverapp
         assert server is not None
+        root = os.path.abspath(os.path.expanduser(server.root_dir))
+        store_path = self._conversations_db()
+        self.sandbox = Sandbox.detect(
+            self.agent_sandbox, root, [store_path] if store_path is not None else []
+        )
+        self.log.info("jupyter-copilot agent sandbox: %s", self.sandbox.text)
+        if self.sandbox.reason is not None:
+            self.log.warning("jupyter-copilot agent sandbox: %s", self.sandbox.reason)
         catalog = build_catalog(
             self.agents,
             self.discover_agents,
             shutil.which,
             self.log.warning,
             self.allow_unguarded_agents,
+            sandboxed=self.sandbox.active,
         )
-        root = os.path.abspath(os.path.expanduser(server.root_dir))
-        self.sandbox = Sandbox.detect(self.agent_sandbox, root)
-        self.log.info("jupyter-copilot agent sandbox: %s", self.sandbox.text)
         self.file_reviews = FileReviews(
             lambda: server.contents_manager, lambda: self.kill_switch_state().engaged
         )
@@ -602,10 +627,16 @@ class CopilotApp(ExtensionApp):
             shell_policy=lambda: self.agent_shell,
             shell_timeout=lambda: self.agent_shell_timeout_seconds,
             sandbox=self.sandbox,
+            network=Network(
+                app=lambda: server.web_app,
+                mcp_path=url_path_join(server.base_url, "copilot/mcp"),
+                hosts=lambda: self.agent_network_hosts,
+                log=self.log,
+            ),
             our_tools=frozenset(d["name"] for d in self.mcp_tools.definitions),
             max_archived=lambda: self.agent_max_archived_conversations,
             policy=self.admin_policy.current,
-            store=ConversationStore(self._conversations_db(), self.log),
+            store=ConversationStore(store_path, self.log),
             limits=lambda: TurnLimits(
                 reply_bytes=self.agent_reply_max_bytes,
                 events=self.agent_turn_max_events,
