@@ -242,6 +242,9 @@ async def test_an_agents_shell_command_is_a_card_with_the_exact_command(
         assert await card.locator(".jp-Copilot-ApprovalTarget").inner_text() == (
             "in the server's folder"
         )
+        # A line without arguments runs in the shell, named by its absolute path.
+        assert await card.locator(".jp-Copilot-ApprovalProgram").inner_text() == "Runs /bin/sh"
+        assert await card.locator(".jp-Copilot-ApprovalEnv").is_hidden()
         assert not agent_log(log, "shell-done")
         await lab.screenshot("copilot-shell-card.png")
         await card.locator(".jp-Copilot-ApprovalAllow").click()
