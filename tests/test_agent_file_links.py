@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from jupyter_copilot.agents import diskfiles
+from jupyter_copilot.agents.filereviews import FileReviews
 from jupyter_copilot.refusals import Refusal
 from tests.conversations import agent_log, api, create, scripted_agents, send
 from tests.pages import ScriptedPage, next_of, notebook_state
@@ -213,3 +214,16 @@ def test_a_missing_file_or_folder_reads_as_none(tmp_path: Path) -> None:
     assert diskfiles.read_text(str(tmp_path), "missing.txt", 100) is None
     assert diskfiles.read_text(str(tmp_path), "missing/a.txt", 100) is None
     assert diskfiles.read_text(str(tmp_path), "file.txt/a.txt", 100) is None
+
+
+async def test_a_file_the_server_cannot_open_is_a_refusal_not_an_error(tmp_path: Path) -> None:
+    # As root nothing is unreadable; a name longer than the file system allows fails to
+    # open just the same.
+    class Contents:
+        root_dir = str(tmp_path)
+
+    reviews = FileReviews(lambda: Contents(), lambda: False)
+    with pytest.raises(Refusal) as refused:
+        await reviews.read("n" * 300 + ".txt")
+    assert refused.value.code == "invalid-input"
+    assert "cannot be read" in refused.value.message

@@ -77,7 +77,10 @@ class FileReviews:
         ``over-budget`` for one larger than :data:`FILE_BYTES_CAP`, and the refusals of
         ``diskfiles.read_text`` for links.
         """
-        return diskfiles.read_text(self._root(self._contents()), path, FILE_BYTES_CAP)
+        try:
+            return diskfiles.read_text(self._root(self._contents()), path, FILE_BYTES_CAP)
+        except OSError as e:
+            raise Refusal("invalid-input", f"The file cannot be read ({e.strerror}).") from e
 
     @staticmethod
     def _root(manager: Any) -> str:
