@@ -131,6 +131,7 @@ async def test_a_pending_cell_shows_its_hidden_characters_in_the_highlighted_sou
         assert await styled(text.locator(".jp-Copilot-HiddenChar").first)
         notice = await pending.locator(".jp-Copilot-HiddenNotice").inner_text()
         assert notice == f"{NOTICE} {escape(ZWSP)}, {escape(WJ)}."
+        await lab.screenshot("copilot-hidden-pending-cell.png")
 
 
 async def test_a_file_write_with_direction_controls_shows_them_in_the_file_review(
