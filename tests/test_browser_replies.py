@@ -3,8 +3,9 @@
 A scripted agent answers with a fake approval card that uses our own class names, a fake
 JupyterLab dialog that would cover the page, an SVG drawing of a button, math that asks
 MathJax for styles and a fenced code block. In the panel it is all plain text and plain
-elements: no class (but a code block's language), id or style, no control, nothing fixed
-over the page, no math typeset, and a press on the fake "Allow once" does nothing.
+elements: no class (but a code block's language, and the highlighter's own colours inside
+it), id or style, no control, nothing fixed over the page, no math typeset, and a press on
+the fake "Allow once" does nothing.
 """
 
 from __future__ import annotations
@@ -81,11 +82,17 @@ async def test_a_fake_card_and_a_fake_dialog_in_a_reply_are_plain_text(lab_serve
         html = await content.first.inner_html()
 
         # Nothing of what the agent wrote keeps a class (but a code block's language),
-        # an id, a style, a role or a command; no control or drawing is left.
-        classes = await content.locator("[class]").evaluate_all(
+        # an id, a style, a role or a command; no control or drawing is left. The code
+        # block is coloured again from its text, by the highlighter alone.
+        classes = await content.locator("[class]:not(pre > code[class] span)").evaluate_all(
             "els => els.map(e => e.tagName + ' ' + e.getAttribute('class'))"
         )
         assert classes == ["CODE language-python"], html
+        spans = await content.locator("pre > code span").evaluate_all(
+            "els => els.map(e => e.getAttribute('class'))"
+        )
+        assert spans and all(c and c.startswith("\u037c") for c in spans), spans
+        assert await content.locator("pre > code").text_content() == "print('hello')"
         for selector in ("[id]", "[style]", "[role]", "[data-commandlinker-command]"):
             assert await content.locator(selector).count() == 0, (selector, html)
         for selector in ("button", "input", "form", "svg", "mjx-container", ".MathJax"):

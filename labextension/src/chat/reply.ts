@@ -6,6 +6,7 @@ import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Panel, Widget } from '@lumino/widgets';
 
 import { settledEnd } from './blocks';
+import { highlightCode } from './highlight';
 import { ReplySanitizer } from './sanitizer';
 
 /**
@@ -98,14 +99,18 @@ export class ReplyView extends Panel {
     if (end > this._shown.length) {
       const block = this._registry!.createRenderer('text/markdown');
       this.insertWidget(this.widgets.length - 1, block);
-      void block.renderModel(
-        Private.model(text.slice(this._shown.length, end))
-      );
+      void block
+        .renderModel(Private.model(text.slice(this._shown.length, end)))
+        .then(() => this._highlight(block))
+        .catch(() => undefined);
       this._shown = text.slice(0, end);
     }
     this._rendering = true;
     const started = Date.now();
-    this._tail!.renderModel(Private.model(text.slice(end)))
+    const tail = this._tail!;
+    tail
+      .renderModel(Private.model(text.slice(end)))
+      .then(() => this._highlight(tail))
       .catch(() => undefined)
       .then(() => {
         this._rendering = false;
@@ -117,6 +122,14 @@ export class ReplyView extends Panel {
           this._render();
         }
       });
+  }
+
+  /**
+   * Colour the code blocks of a rendered block; the sanitizer left them
+   * plain (see {@link highlightCode}).
+   */
+  private _highlight(block: IRenderMime.IRenderer): Promise<void> {
+    return highlightCode(block.node, this._registry?.markdownParser);
   }
 
   private _renderPlain(text: string): void {

@@ -196,6 +196,9 @@ namespace Private {
         if (language.length === 1) {
           el.setAttribute('class', language[0]);
         }
+        // Code is text: the highlighter's spans (now without their classes)
+        // go with anything else inside, and chat/highlight.ts colours it again.
+        el.textContent = el.textContent ?? '';
       }
       if (tag === 'A') {
         const href = el.getAttribute('href') ?? '';
