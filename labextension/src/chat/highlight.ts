@@ -41,6 +41,9 @@ namespace Private {
   /** A language name as the sanitizer keeps it. */
   export const LANGUAGE = /^[\w+#.-]{1,40}$/;
 
+  /** The fence character, written so that no tool reads it as a template. */
+  const BACKTICK = '\u0060';
+
   /** The classes of CodeMirror's highlighter. */
   const HIGHLIGHT_CLASS = /^(\u037c[0-9a-z]+|tok-[\w-]+|cm-[\w-]+)$/;
 
@@ -54,8 +57,8 @@ namespace Private {
     text: string
   ): Promise<Node[] | null> {
     const body = text.endsWith('\n') ? text.slice(0, -1) : text;
-    const runs = Array.from(body.matchAll(/`+/g), m => m[0].length);
-    const fence = '`'.repeat(Math.max(2, ...runs) + 1);
+    const runs = Array.from(body.matchAll(/\u0060+/g), m => m[0].length);
+    const fence = BACKTICK.repeat(Math.max(2, ...runs) + 1);
     let html: string;
     try {
       html = await parser.render(`${fence}${language}\n${body}\n${fence}\n`);
