@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests.eventually import eventually
+from tests.sandboxing import sandbox_for_test
 
 CHROMIUM = os.environ.get("COPILOT_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -129,7 +130,7 @@ def lab_server_config(tmp_path: Path, shared_tmp: Path, copilot: dict[str, Any])
             "check_for_updates_class": "jupyterlab.handlers.announcements.NeverCheckForUpdate",
             "expose_app_in_browser": True,
         },
-        "CopilotApp": copilot,
+        "CopilotApp": sandbox_for_test(copilot),
     }
 
 
