@@ -32,6 +32,7 @@ from tests.conversations import agent_log, api, create, scripted_agents, send
 from tests.eventually import eventually
 from tests.mcpclient import mcp_client, mcp_url, refusal_code, structured
 from tests.pages import ScriptedPage, context_answer, next_of, notebook_state
+from tests.sandboxing import sandbox_for_test
 from tests.server import INVOKE, call_action, start_session
 from tests.test_agent_process import processes_running
 from tests.test_approvals import decide
@@ -252,7 +253,7 @@ class ServerProcess:
                         }
                     },
                     "BaseFileIdManager": {"db_path": str(tmp / "fileid.db")},
-                    "CopilotApp": copilot,
+                    "CopilotApp": sandbox_for_test(copilot),
                 }
             )
         )

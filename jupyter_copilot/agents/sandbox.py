@@ -124,6 +124,10 @@ def runtime_folders(command: Sequence[str], path: str | None = None) -> list[str
         interpreter = _interpreter(real, path)
         if interpreter is not None:
             folders.append(_install_folder(interpreter))
+    # A script the command names by its full path (``python /opt/agent/main.py``).
+    folders += [
+        os.path.dirname(arg) for arg in command[1:] if os.path.isabs(arg) and os.path.isfile(arg)
+    ]
     return sorted({os.path.realpath(f) for f in folders})
 
 
