@@ -39,6 +39,7 @@ async def test_status_reports_switches_and_pages(jp_fetch) -> None:
             "mode": "auto",
             "active": status["agentSandbox"]["active"],
             "text": status["agentSandbox"]["text"],
+            "checks": status["agentSandbox"]["checks"],
         },
         "configErrors": [],
     }

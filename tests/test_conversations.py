@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +111,8 @@ async def test_agents_lists_the_configured_agent_the_context_refs_and_the_modes(
         "files",
     ]
     assert all(r["label"] and r["allows"] for r in body["contextRefs"])
-    assert body["sandbox"]["mode"] == "auto" and isinstance(body["sandbox"]["active"], bool)
+    # The scripted agent records to the test's folder, so it runs unsandboxed (tests/sandboxing.py).
+    assert body["sandbox"]["mode"] == "off" and body["sandbox"]["active"] is False
     assert [(m["id"], m["label"]) for m in body["modes"]] == [
         ("plan", "Plan"),
         ("interactive", "Ask before edits"),
@@ -574,8 +576,15 @@ async def test_server_shutdown_stops_every_agent_and_its_children(
     [child] = [e["marker"] for e in agent_log(log, "child")]
     agents = [c.process.pid for c in copilot.conversations.listed("owner")]
     assert len(agents) == 2 and all(alive(pid) for pid in agents) and running("sleep", child)
+    sandboxed = copilot.conversations.host.sandbox.active
     await copilot.stop_extension()
-    assert not any(alive(pid) for pid in agents) and not running("sleep", child)
+    assert not any(alive(pid) for pid in agents)
+    # A child that left the agent's process group ends with it only under the sandbox (its
+    # PID namespace); these scripted agents run without it (docs/security.md, "Limits").
+    if sandboxed:
+        assert not running("sleep", child)
+    else:
+        subprocess.run(["pkill", "-f", child], check=False)
     events = await asyncio.wait_for(busy, 10)
     assert end_of(events)["stopReason"] == "cancelled"
 
