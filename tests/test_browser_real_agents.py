@@ -60,7 +60,13 @@ def copilot_config(adapters_dir: Path, monkeypatch: pytest.MonkeyPatch) -> dict[
     # Nothing of the machine's own accounts may reach the agent.
     for name in ("GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT"):
         monkeypatch.delenv(name, raising=False)
-    return {"agents": {}, "discover_agents": True}
+    # Gemini looks at a file before it writes it, and without the files grant that look is
+    # refused (docs/security.md, "Smaller guarantees"): conversations start with it.
+    return {
+        "agents": {},
+        "discover_agents": True,
+        "default_context_refs": ["selected_cell", "files"],
+    }
 
 
 @pytest.fixture

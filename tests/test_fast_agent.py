@@ -51,7 +51,13 @@ CELLS = [{"cellId": "c1", "cellType": "code", "source": OLD}]
 @pytest.fixture
 def copilot_config(fast_agent_run: FastAgentRun) -> dict[str, Any]:
     """The server offers fast-agent, and only fast-agent, in the side panel."""
-    return {"agents": {"fast-agent": fast_agent_run.agent_setting()}, "discover_agents": False}
+    # fast-agent keeps its home, config and log in the test's folder, which the sandbox
+    # makes unreachable (it hides /tmp): this module tests the protocol, not the sandbox.
+    return {
+        "agents": {"fast-agent": fast_agent_run.agent_setting()},
+        "discover_agents": False,
+        "agent_sandbox": "off",
+    }
 
 
 async def open_page(jp_fetch: Any, jp_ws_fetch: Any, root: Path) -> ScriptedPage:

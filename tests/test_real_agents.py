@@ -567,8 +567,9 @@ async def test_gemini_writes_only_through_a_review_that_the_person_keeps(
         return "Done."
 
     model.server.script = [step] * 10
+    # Gemini looks at the file before it writes it; that read needs the files grant.
     conversation = await create(
-        jp_fetch, agentId="gemini", contextRefs=["selected_cell"], mode="interactive"
+        jp_fetch, agentId="gemini", contextRefs=["selected_cell", "files"], mode="interactive"
     )
     events = await converse(jp_fetch, person, conversation, "Write kept.txt, please.")
     model.server.check()
