@@ -31,6 +31,7 @@ from jupyter_copilot.agents.sandbox import (
     NET_DIR,
     OFF,
     REQUIRED,
+    Launch,
     Layout,
     Sandbox,
     SandboxRequired,
@@ -295,6 +296,22 @@ def test_the_probe_proves_every_property_here(tmp_path: Path) -> None:
     assert [c["name"] for c in sandbox.to_json()["checks"]] == list(CHECKS)  # type: ignore[index]
 
 
+def run_launch(launch: Launch) -> subprocess.CompletedProcess[str]:
+    """Start a sandbox launch and wait for it."""
+    try:
+        return subprocess.run(
+            launch.argv,
+            pass_fds=launch.pass_fds,
+            env={**os.environ, **launch.env},
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    finally:
+        launch.started()
+
+
 def weakened(*dropped: str) -> Any:
     """A ``subprocess.run`` that starts bubblewrap without some of the sandbox's options:
     ``--flag`` drops it (with its value), ``--flag=value`` only that one."""
@@ -428,18 +445,7 @@ def test_the_agents_home_and_network_folders_are_where_the_environment_says(
         agent_id="some/agent id",
         net_dir=str(net),
     )
-    try:
-        done = subprocess.run(
-            launch.argv,
-            pass_fds=launch.pass_fds,
-            env={**os.environ, **launch.env},
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    finally:
-        launch.started()
+    done = run_launch(launch)
     assert done.returncode == 0, done.stderr
     assert sorted(eval(done.stdout)) == ["home", "net"]  # noqa: S307 - our own list's repr
     assert launch.env["HOME"] == AGENT_HOME and NET_DIR.startswith("/run/jupyter-copilot")
@@ -513,16 +519,5 @@ def test_an_agent_installed_under_home_starts_wrapped_in_the_bridge(
         "import subprocess,sys;subprocess.run(sys.argv[2:])",
     ]
     launch = sandbox.launch([*wrapper, "--", str(script)], agent_id="agent", program=[str(script)])
-    try:
-        done = subprocess.run(
-            launch.argv,
-            pass_fds=launch.pass_fds,
-            env={**os.environ, **launch.env},
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    finally:
-        launch.started()
+    done = run_launch(launch)
     assert done.stdout == "agent ran\n", done.stderr

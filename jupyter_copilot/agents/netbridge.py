@@ -76,16 +76,16 @@ def _listen(port: int) -> list[socket.socket]:
 
 def main(argv: list[str]) -> int:
     if "--" not in argv:
-        print("netbridge: usage: --forward PORT=SOCKET ... -- COMMAND", file=sys.stderr)
+        sys.stderr.write("netbridge: usage: --forward PORT=SOCKET ... -- COMMAND\n")
         return 2
     split = argv.index("--")
     options, command = argv[:split], argv[split + 1 :]
     if not command or len(options) % 2:
-        print("netbridge: no command", file=sys.stderr)
+        sys.stderr.write("netbridge: no command\n")
         return 2
     for flag, value in zip(options[::2], options[1::2], strict=True):
         if flag != "--forward":
-            print(f"netbridge: unknown option {flag}", file=sys.stderr)
+            sys.stderr.write(f"netbridge: unknown option {flag}\n")
             return 2
         port, _, path = value.partition("=")
         for listener in _listen(int(port)):

@@ -68,4 +68,4 @@ def main(spec: dict[str, list]) -> dict[str, object]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(json.loads(sys.argv[1]))))
+    sys.stdout.write(json.dumps(main(json.loads(sys.argv[1]))) + "\n")
