@@ -174,7 +174,8 @@ async def _splice(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
         if writer.can_write_eof():
             writer.write_eof()
     except (OSError, RuntimeError):
-        pass
+        # One side went away: the copy ends, and _join closes both.
+        return
 
 
 async def _join(
@@ -205,6 +206,8 @@ class _OnlyPath(httputil.HTTPServerConnectionDelegate):
 
 
 class _PathGate(httputil.HTTPMessageDelegate):
+    """One request: refused with 404 at its first line unless it is for the one path."""
+
     def __init__(
         self,
         inner: httputil.HTTPMessageDelegate,
@@ -344,7 +347,7 @@ class Egress:
             return
         try:
             upstream = await asyncio.wait_for(self._open(*target), 15)
-        except (OSError, asyncio.TimeoutError, PermissionError):
+        except (OSError, asyncio.TimeoutError):
             answer("502 Bad Gateway")
             return
         writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")

@@ -26,7 +26,8 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
         while data := source.recv(_CHUNK):
             sink.sendall(data)
     except OSError:
-        pass
+        # One side went away: the copy ends.
+        return
     finally:
         with contextlib.suppress(OSError):
             sink.shutdown(socket.SHUT_WR)
