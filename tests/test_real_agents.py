@@ -677,3 +677,77 @@ class TestWithoutASandbox:
             return
         for agent in ("claude-code", "gemini"):
             assert not offered[agent]["guarded"] and offered[agent]["warning"], offered
+
+
+class TestEveryCommandAsks:
+    """Claude Code runs a command its own classifier calls read-only (``ls``, ``cat``)
+    without asking, in every mode of its own; the ask rule it is started with makes it ask
+    for each one, even when the person's own and the folder's settings allow every command.
+    Run without a sandbox, where nothing else would stop such a command."""
+
+    LISTED = "listed-canary-7d2e41.txt"
+    SECRET = "secret-canary-90b3c5"
+
+    @pytest.fixture
+    def copilot_config(self, agents_on_path: Path) -> dict[str, Any]:
+        return {
+            "agents": {},
+            "discover_agents": True,
+            "agent_sandbox": "off",
+            "allow_unguarded_agents": True,
+        }
+
+    @pytest.mark.timeout(120)
+    @pytest.mark.parametrize("setting", ["chat-only", "plan", "ask"])
+    @pytest.mark.parametrize("line", ["ls", "cat secret.txt"])
+    async def test_a_read_only_command_runs_only_after_a_card(
+        self,
+        jp_fetch: Any,
+        jp_ws_fetch: Any,
+        jp_root_dir: Path,
+        jp_home_dir: Path,
+        copilot: Any,
+        listening: None,
+        model_for: Callable[[str], Model],
+        setting: str,
+        line: str,
+    ) -> None:
+        allow_all = {"permissions": {"allow": ["Bash", "Bash(ls)", "Bash(cat:*)"]}}
+        for settings in (jp_home_dir / ".claude", jp_root_dir / ".claude"):
+            settings.mkdir(exist_ok=True)
+            (settings / "settings.json").write_text(json.dumps(allow_all), encoding="utf-8")
+        person = await open_notebook(jp_fetch, jp_ws_fetch, jp_root_dir, copilot)
+        person.answer = "deny"
+        (jp_root_dir / self.LISTED).write_text("\n", encoding="utf-8")
+        (jp_root_dir / "secret.txt").write_text(f"{self.SECRET}\n", encoding="utf-8")
+        model = model_for("claude-code")
+        results: list[str] = []
+
+        def step(request: dict[str, Any]) -> Any:
+            answers = anthropic.tool_results(request)
+            results[:] = [anthropic.block_text(r.get("content")) for r in answers]
+            if not answers:
+                return anthropic.ToolUse("Bash", {"command": line, "description": "Look"})
+            return "Done."
+
+        model.server.script = [step] * 10
+        conversation = await create(
+            jp_fetch, agentId="claude-code", contextRefs=["selected_cell"], **SETTINGS[setting]
+        )
+        events = await converse(jp_fetch, person, conversation, "Look at the folder.")
+        _, detail = await api(jp_fetch, "conversations", conversation)
+        notices = [n for t in detail.get("turns", []) for n in t.get("notices", [])]
+        person.page.close()
+        story = json.dumps({"results": results, "cards": person.cards, "notices": notices})
+
+        assert end_of(events)["stopReason"] == "end_turn", story
+        # The model made its one call and heard back, but never what the command prints.
+        assert len(results) == 1, story
+        assert not model.saw(self.LISTED) and not model.saw(self.SECRET), story
+        if setting == "ask":
+            # Put to the person as a card (denied here) showing the command.
+            assert [c.get("details", {}).get("command") for c in person.cards] == [line], story
+        else:
+            # Refused at once by our read-only modes, and said so.
+            assert not person.cards, story
+            assert any("refused the agent's own request to run a command" in n for n in notices)

@@ -66,6 +66,9 @@ class AgentSpec:
     #: Start in a private empty folder instead of the server's root: for an agent that
     #: never needs the folder, so that nothing in it (an ``acp.py``) can be imported.
     private_cwd: bool = False
+    #: The ``_meta`` of its ``session/new`` and ``session/load``: settings it is started with
+    #: that hold it to our rules (docs/security.md).
+    session_meta: Mapping[str, Any] = field(default_factory=dict)
 
     def model_hosts(self, env: Mapping[str, str]) -> tuple[str, ...]:
         """The hosts of its own model API, unless ``env`` points it at another one."""
@@ -97,6 +100,15 @@ def _passed_through(*names: str) -> dict[str, EnvValue]:
 _QUIET = {"DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DO_NOT_TRACK": "1"}
 
 
+#: Claude Code runs a command that its own classifier calls read-only (``ls``, ``cat <file>``)
+#: without asking, in every mode of its own. An ask rule for its Bash tool, in the settings
+#: its adapter passes to it, makes it ask us for every command: our Plan and Chat-only then
+#: refuse it, and Ask before edits shows its card.
+_CLAUDE_ASKS_FOR_EVERY_COMMAND = {
+    "claudeCode": {"options": {"settings": {"permissions": {"ask": ["Bash"]}}}}
+}
+
+
 #: ACP agents that are offered when their command is on PATH, in this order. Each entry is
 #: a profile: the commands to look for (current name first), what its environment needs and
 #: how it is held (docs/security.md lists what each routes through us).
@@ -124,6 +136,7 @@ KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
             network_hosts=("api.anthropic.com",),
             base_url_env=("ANTHROPIC_BASE_URL",),
             unrouted_reads=True,
+            session_meta=_CLAUDE_ASKS_FOR_EVERY_COMMAND,
         ),
         (("claude-agent-acp",), ("claude-code-acp",)),
     ),

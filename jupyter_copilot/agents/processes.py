@@ -93,7 +93,12 @@ class AgentProcesses:
         if session is None:
             try:
                 session = await process.call(
-                    process.conn.new_session(cwd=self.host.cwd, mcp_servers=servers), 60.0
+                    process.conn.new_session(
+                        cwd=self.host.cwd,
+                        mcp_servers=servers,
+                        **dict(conversation.agent.session_meta),
+                    ),
+                    60.0,
                 )
             except (asyncio.TimeoutError, acp.RequestError) as e:
                 await process.stop()
@@ -125,7 +130,10 @@ class AgentProcesses:
         try:
             return await process.call(
                 process.conn.load_session(
-                    cwd=self.host.cwd, session_id=conversation.session_id, mcp_servers=servers
+                    cwd=self.host.cwd,
+                    session_id=conversation.session_id,
+                    mcp_servers=servers,
+                    **dict(conversation.agent.session_meta),
                 ),
                 60.0,
             )
