@@ -35,9 +35,7 @@ from .callers import APPROVAL_MODES, CONTEXT_REFS, NOTEBOOK_REFS, ExternalGrants
 from .collaboration import live_cell_data
 from .configcheck import screen, unique, without_own_settings
 from .dispatcher import Dispatcher
-from .edit_tool import EditTool
 from .edits import ServedCells
-from .insert_tool import INSERT_CELL, InsertTool
 from .killswitch import KillSwitch, KillSwitchState, config_directories, config_engaged
 from .mcp.endpoint import McpEndpoint
 from .mcp.tools import CopilotTools, ToolsHost
@@ -47,11 +45,12 @@ from .pages import Pages
 from .proposals import NO_LIVE_DOCUMENT, ProposalDesk, ProposalHost
 from .registry import CopilotRegistry, load_registry
 from .routes import handler_routes
-from .run_tool import RUN_CELL, RUN_POLICIES, RunTool
-from .sessions import TOOL, Registrations, hook_kernel_manager, hook_session_manager
+from .run_tool import RUN_POLICIES
+from .sessions import Registrations, hook_kernel_manager, hook_session_manager
 from .skills import SkillLibrary, skill_roots
 from .switches import Switches
 from .telemetry import Telemetry
+from .toolspecs import build_proposal_tools, mcp_definitions
 
 #: ``get`` of the contents managers whose ``writable`` is exactly ``is_writable(path)``.
 _STOCK_GETS = (FileContentsManager.get, AsyncFileContentsManager.get)
@@ -494,35 +493,32 @@ class CopilotApp(ExtensionApp):
             live_cell=self._live_cell,
             served_type=self.served_cells.type_of,
             settings=self._action_settings,
+            run_policy=lambda: self.agent_run_cells,
+            run_timeout=lambda: self.agent_run_timeout_seconds,
         )
-        proposal_parts = (self.dispatcher, self.registrations, self.telemetry, proposal_host)
-        self.edit_tool = EditTool(self.registry.tool(TOOL)["parameters"], *proposal_parts)
-        self.insert_tool = InsertTool(
-            self.registry.tool(INSERT_CELL)["parameters"], *proposal_parts
-        )
-        self.proposals = ProposalDesk([self.edit_tool, self.insert_tool])
         self.approvals = Approvals(
             self.telemetry,
             lambda: self.approval_timeout_seconds,
             lambda: self.agent_max_pending_cards,
         )
-        self.run_tool = RunTool(
-            self.registry.tool(RUN_CELL)["parameters"],
-            *proposal_parts,
-            approvals=self.approvals,
-            policy=lambda: self.agent_run_cells,
-            run_timeout=lambda: self.agent_run_timeout_seconds,
+        #: Every tool a page serves, by name, each built from its spec (toolspecs.py).
+        self.proposal_tools = build_proposal_tools(
+            self.registry,
+            self.dispatcher,
+            self.registrations,
+            self.telemetry,
+            proposal_host,
+            self.approvals,
+        )
+        # Keep and review decisions reach the tools whose page opens a review.
+        self.proposals = ProposalDesk(
+            [t for t in self.proposal_tools.values() if t.page.opens_review]
         )
         self.skills = SkillLibrary.load(skill_roots(jupyter_path(), self.skills_paths), self.log)
         self.mcp_tools = CopilotTools(
-            self.registry.tool(TOOL),
-            self.registry.tool(INSERT_CELL),
-            self.registry.tool(RUN_CELL),
+            mcp_definitions(self.registry),
             self.notebook,
-            self.edit_tool,
-            self.insert_tool,
-            self.run_tool,
-            self.approvals,
+            self.proposal_tools,
             ToolsHost(switches=self.switches, skills=lambda: self.skills),
         )
         self.mcp = McpEndpoint(

@@ -1,41 +1,42 @@
 """``notebook_edit_cell``: a whole-cell diff for one existing cell.
 
-:class:`EditTool` is a :class:`~.proposals.ProposalTool`: the shared machinery runs
-docs/protocol.md section 5 in order, callIds, abort and Keep; this module adds what only
-an edit checks (the size of ``newSource``, and with real-time collaboration the live cell's
-lock, type and hash) and what the page's request carries. The page checks its live model
-again and opens the review.
+:class:`EditCell` is the tool's service (:class:`~.proposals.ToolService`); its spec is in
+``toolspecs.py`` and :class:`~.proposals.ProposalTool` runs docs/protocol.md section 5 in
+order, callIds, abort and Keep. This module adds what only an edit checks (the size of
+``newSource``, and with real-time collaboration the live cell's lock, type and hash) and
+what the page's request carries. The page checks its live model again and opens the review.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .bridge import PageSession
 from .context import source_hash
-from .edits import EditCall, check_live_cell, check_new_source, edit_result
-from .proposals import NO_LIVE_DOCUMENT, Approve, ProposalHost, ProposalTool
-from .registry import ABORT, INVOKE
+from .edits import ProposalCall, ResultOf, check_live_cell, check_new_source, edit_result
+from .proposals import NO_LIVE_DOCUMENT, ProposalHost
+from .refusals import Refusal
+from .telemetry import Telemetry
 
-__all__ = ["NO_LIVE_DOCUMENT", "Approve", "EditHost", "EditTool"]
-
-#: What the edit tool asks of the server (the name predates the other proposal tools).
-EditHost = ProposalHost
+#: The page's answer once the diff review is open.
+OPENED = {"diffReviewOpened": True}
 
 
-class EditTool(ProposalTool):
-    """The edit tool of one server."""
+class EditCell:
+    """The edit tool's own part, for one server."""
 
-    name = "notebook_edit_cell"
-    operation = "whole-cell-diff"
-    invoke_action = INVOKE
-    abort_action = ABORT
-    opened = {"diffReviewOpened": True}
+    def __init__(self, host: ProposalHost, telemetry: Telemetry) -> None:
+        self.host = host
+        self.settled_result: ResultOf | None = edit_result
 
     def proposed_source(self, data: dict[str, Any]) -> str:
         """The complete replacement source."""
         return data["newSource"]  # type: ignore[no-any-return]
 
-    async def _tool_checks(self, data: dict[str, Any], settings: dict[str, Any]) -> str | None:
+    def permitted(self) -> None:
+        """Every server that serves the tool permits it."""
+
+    async def check(self, data: dict[str, Any], settings: dict[str, Any]) -> str | None:
         """Steps 5 to 7; returns the cell type served with the hash, if it was."""
         # 5. Size.
         check_new_source(data["newSource"], settings["tool_input_budget_bytes"])
@@ -48,11 +49,20 @@ class EditTool(ProposalTool):
             check_live_cell(live, expected_type, data["expectedSourceHash"])
         return expected_type
 
-    def _request_data(
-        self, call: EditCall, data: dict[str, Any], path: str, checked: Any
-    ) -> dict[str, Any]:
+    def card_details(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The cell and the size of its proposed source."""
         return {
-            "callId": call.call_id,
+            "artifactId": data["artifactId"],
+            "cellId": data["cellId"],
+            "newSourceBytes": len(data["newSource"].encode("utf-8")),
+        }
+
+    def request_data(
+        self, call_id: str, data: dict[str, Any], path: str, checked: Any
+    ) -> dict[str, Any]:
+        """``edit-cell.invoke`` for the page, with the type the hash was served with."""
+        return {
+            "callId": call_id,
             "artifactId": data["artifactId"],
             "path": path,
             "cellId": data["cellId"],
@@ -61,11 +71,19 @@ class EditTool(ProposalTool):
             "expectedCellType": checked,
         }
 
-    def result(self, data: dict[str, Any]) -> dict[str, Any]:
-        """docs/protocol.md section 4.2."""
-        return edit_result(data["artifactId"], data["cellId"], source_hash(data["newSource"]))
+    def page_timeout(self, settings: dict[str, Any]) -> float:
+        """Opening a review is quick: the page timeout."""
+        return float(settings["page_timeout_seconds"])
 
-    def _settled_result(
-        self, artifact_id: str, cell_id: str, hash_after: str | None
+    def answered(
+        self,
+        call: ProposalCall,
+        page: PageSession,
+        data: dict[str, Any],
+        answer: Any,
+        started: float,
     ) -> dict[str, Any]:
-        return edit_result(artifact_id, cell_id, hash_after)
+        """docs/protocol.md section 4.2: metadata only, never source."""
+        if answer != OPENED:
+            raise Refusal("timeout", "The JupyterLab page answered with something unusable.")
+        return edit_result(data["artifactId"], data["cellId"], source_hash(data["newSource"]))

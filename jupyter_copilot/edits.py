@@ -1,8 +1,8 @@
-"""The edit tool's pure parts: input checks, the live-document checks and call memory.
+"""The proposal tools' pure parts: input checks, the live-document checks and call memory.
 
-Nothing here does I/O. :class:`EditCalls` remembers every ``edit-cell.invoke`` by callId
-(docs/protocol.md section 4.2) so that a repeat returns the first result, an abort finds its call
-and a Keep can be judged; the edit tool (``edit_tool.py``) does the talking.
+Nothing here does I/O. :class:`ProposalCalls` remembers every invoke of a proposal tool by
+callId (docs/protocol.md section 4.2) so that a repeat returns the first result, an abort
+finds its call and a Keep can be judged; :class:`~.proposals.ProposalTool` does the talking.
 """
 
 from __future__ import annotations
@@ -173,7 +173,7 @@ ResultOf = Callable[[str, str, "str | None"], dict[str, Any]]
 
 
 @dataclass
-class EditCall:
+class ProposalCall:
     """One invoke of a proposal tool, from its arrival to the person's decision."""
 
     call_id: str
@@ -222,43 +222,45 @@ class Settled(NamedTuple):
     #: The whole first result, for a tool whose result cannot be rebuilt (a run's outputs).
     result: dict[str, Any] | None = None
 
-    def outcome(self, result_of: ResultOf = edit_result) -> dict[str, Any]:
-        """The first call's result (rebuilt by ``result_of``), or its refusal raised again."""
+    def outcome(self, result_of: ResultOf | None = edit_result) -> dict[str, Any]:
+        """The first call's result (kept whole, or rebuilt by ``result_of``), or its refusal
+        raised again."""
         if self.code is not None:
             raise Refusal(self.code, self.first)
         if self.result is not None:
             return dict(self.result)
+        # Only a tool that rebuilds its results keeps none whole.
+        assert result_of is not None
         return result_of(self.first, self.cell_id, self.source_hash_after)
 
 
-class EditCalls:
+class ProposalCalls:
     """Every call of one proposal tool by callId: live ones whole, those that are over as
     :class:`Settled` for :data:`CALL_MEMORY_SECONDS`.
 
     A call is live while its invoke runs and while its review is open and undecided; only
     live calls can be aborted, kept or decided, so :meth:`get` finds only them.
-    ``result_of`` rebuilds a success result from what :class:`Settled` keeps.
+    ``result_of`` rebuilds a success result from what :class:`Settled` keeps; None keeps
+    each success result whole (a run's outputs cannot be rebuilt from ids and a hash).
     """
 
     def __init__(
         self,
         memory_seconds: float = CALL_MEMORY_SECONDS,
-        result_of: ResultOf = edit_result,
-        keep_results: bool = False,
+        result_of: ResultOf | None = edit_result,
     ) -> None:
         self._memory = memory_seconds
         self._result_of = result_of
-        #: Keep each success result whole (it cannot be rebuilt from ids and a hash).
-        self._keep_results = keep_results
-        self._live: dict[str, EditCall] = {}
+        self._keep_results = result_of is None
+        self._live: dict[str, ProposalCall] = {}
         #: In the order they settled, so the oldest are forgotten from the front.
         self._settled: dict[str, Settled] = {}
 
-    def get(self, call_id: str) -> EditCall | None:
+    def get(self, call_id: str) -> ProposalCall | None:
         """The live call with this id, if any."""
         return self._live.get(call_id)
 
-    def start(self, call_id: str, data: dict[str, Any]) -> EditCall | None:
+    def start(self, call_id: str, data: dict[str, Any]) -> ProposalCall | None:
         """A new live call for ``call_id``; None on a repeat, whose outcome is
         :meth:`first_outcome`. A repeat with different data is ``invalid-input``."""
         self._forget_old()
@@ -271,7 +273,7 @@ class EditCalls:
                     "This callId was already used for a different call; use a new callId.",
                 )
             return None
-        call = EditCall(call_id=call_id, fingerprint=fingerprint)
+        call = ProposalCall(call_id=call_id, fingerprint=fingerprint)
         self._live[call_id] = call
         return call
 
@@ -282,7 +284,7 @@ class EditCalls:
             return await asyncio.shield(live.outcome)
         return self._settled[call_id].outcome(self._result_of)
 
-    def finish(self, call: EditCall, outcome: dict[str, Any] | Refusal) -> None:
+    def finish(self, call: ProposalCall, outcome: dict[str, Any] | Refusal) -> None:
         """The call's invoke answered ``outcome`` (its review may still be open)."""
         if isinstance(outcome, Refusal):
             # A fresh refusal: the raised one holds the request in its traceback.
@@ -293,7 +295,7 @@ class EditCalls:
         call.finished_at = time.monotonic()
         self.settle(call)
 
-    def settle(self, call: EditCall) -> None:
+    def settle(self, call: ProposalCall) -> None:
         """Keep only a :class:`Settled` record once the call is over: answered, and its
         review (if one opened) decided. Calling it early or twice does nothing."""
         over = call.finished_at is not None and (not call.review_open or call.decided)
@@ -316,7 +318,7 @@ class EditCalls:
             )
         self._settled[call.call_id] = record
 
-    def open_reviews(self) -> list[EditCall]:
+    def open_reviews(self) -> list[ProposalCall]:
         """Calls whose review is open and undecided."""
         return [c for c in self._live.values() if c.review_open and not c.decided]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from jupyter_server.auth.decorator import authorized, ws_authenticated
@@ -16,22 +16,11 @@ from .agents import bodies
 from .approvals import Approvals
 from .bridge import PageSession
 from .callers import Caller
-from .edit_tool import EditTool
-from .insert_tool import InsertTool
 from .mcp.endpoint import McpEndpoint
 from .mcp.transport import AsgiExchange
 from .proposals import ProposalTool
 from .refusals import Refusal
-from .registry import (
-    ABORT,
-    GET_CONTEXT,
-    INSERT_ABORT,
-    INSERT_INVOKE,
-    INVOKE,
-    RUN_ABORT,
-    RUN_INVOKE,
-)
-from .run_tool import RunTool
+from .registry import GET_CONTEXT
 from .switches import FEATURE, Switches, action_gate
 from .web import AUTH_RESOURCE, CopilotHandler, RefusalAnswers, gated
 
@@ -85,20 +74,18 @@ class ActionHandler(CopilotHandler):
         switches: Switches,
         actions: frozenset[str],
         runner: ActionRunner,
-        edit: EditTool,
-        insert: InsertTool,
-        run: RunTool,
+        tools: Iterable[ProposalTool],
     ) -> None:
-        """Receive the switches, the registry's actions, and what runs them."""
+        """Receive the switches, the registry's actions, and what runs them: the read
+        action's runner and the proposal tools, each answering its spec's two actions."""
         self.switches = switches
         self._actions = actions
         self._runner = runner
-        self._invokes: dict[str, ProposalTool] = {
-            INVOKE: edit,
-            INSERT_INVOKE: insert,
-            RUN_INVOKE: run,
-        }
-        self._aborts: dict[str, ProposalTool] = {ABORT: edit, INSERT_ABORT: insert, RUN_ABORT: run}
+        self._invokes: dict[str, ProposalTool] = {}
+        self._aborts: dict[str, ProposalTool] = {}
+        for tool in tools:
+            self._invokes[tool.spec.invoke_action] = tool
+            self._aborts[tool.spec.abort_action] = tool
 
     @web.authenticated
     @authorized

@@ -10,7 +10,8 @@ from ._version import __version__
 from .dispatcher import Dispatcher
 from .killswitch import KillSwitchState
 from .registry import CopilotRegistry
-from .sessions import TOOLS, Registrations
+from .sessions import Registrations
+from .toolspecs import NOTEBOOK_TOOLS
 
 
 @dataclass(frozen=True)
@@ -57,5 +58,7 @@ class Overview:
             return {"tools": [], "registrations": []}
         return {
             "tools": list(self.registry.tools),
-            "registrations": [r.to_json(tool) for r in self.registrations.all() for tool in TOOLS],
+            "registrations": [
+                r.to_json(spec.name) for r in self.registrations.all() for spec in NOTEBOOK_TOOLS
+            ],
         }

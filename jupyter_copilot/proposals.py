@@ -1,11 +1,13 @@
 """Tools that propose a notebook change for the person's review: what they all share.
 
-``notebook_edit_cell`` (``edit_tool.py``) and ``notebook_insert_cell`` (``insert_tool.py``)
-run the same life: an invoke checked in the fail-closed order of docs/protocol.md section 5,
-callIds remembered so that a repeat returns the first result (section 4.2), an abort that
-withdraws (section 4.3), and Keep judged by the server before the page applies anything
-(section 6). :class:`ProposalTool` holds that life once; a tool says only what it checks
-itself (steps 5 to 7), what the page's request carries and what its result is.
+``notebook_edit_cell``, ``notebook_insert_cell`` and ``notebook_run_cell`` run the same life:
+an invoke checked in the fail-closed order of docs/protocol.md section 5, callIds
+remembered so that a repeat returns the first result (section 4.2), an abort that withdraws
+(section 4.3), and for a tool whose page opens a review, Keep judged by the server before
+the page applies anything (section 6). :class:`ProposalTool` holds that life once and
+composes the two things that differ: the tool's spec (``toolspecs.py``: name, page actions,
+approval card, telemetry kind) and its service (:class:`ToolService`: what it checks itself,
+what the page's request carries and what its result is).
 """
 
 from __future__ import annotations
@@ -15,19 +17,23 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 import jsonschema
 
+from .approvals import Approvals
 from .bridge import PageSession
 from .callers import PLAN, Caller
 from .dispatcher import Dispatcher
-from .edits import DECISIONS, EditCall, EditCalls, simple_object_check
+from .edits import DECISIONS, ProposalCall, ProposalCalls, ResultOf, simple_object_check
 from .refusals import Refusal
 from .registry import schema_problem
 from .sessions import Registrations
 from .switches import TOOLS, Switches
 from .telemetry import Telemetry
+
+if TYPE_CHECKING:
+    from .toolspecs import ToolSpec
 
 #: How long an abort waits for the page to withdraw a review; the server-side mark that
 #: blocks Keep is set before, so a slow page cannot make an abort fail.
@@ -52,92 +58,138 @@ class ProposalHost:
     live_cell: Callable[[str, str], Awaitable[Any]]
     served_type: Callable[[str, str, str], str | None]
     settings: Callable[[], dict[str, Any]]
+    #: ``CopilotApp.agent_run_cells``: ``ask`` or ``never``.
+    run_policy: Callable[[], str]
+    #: ``CopilotApp.agent_run_timeout_seconds``: how long the page has to finish a run.
+    run_timeout: Callable[[], float]
+
+
+class ToolService(Protocol):
+    """What one proposal tool does that the others do not (docs/protocol.md section 5).
+
+    A service is built from the :class:`ProposalHost` and the :class:`Telemetry`; the
+    spec names it (``toolspecs.py``). It never talks to the page or the person itself.
+    """
+
+    #: Rebuilds the success result from what a settled call keeps (:class:`~.edits.Settled`);
+    #: None when it cannot be rebuilt, so the first result is kept whole.
+    settled_result: ResultOf | None
+
+    def proposed_source(self, data: dict[str, Any]) -> str:
+        """The source the call proposes (only its size ever leaves the tool)."""
+
+    def permitted(self) -> None:
+        """Step 1's last check: refuse unless the server's configuration allows it now."""
+
+    async def check(self, data: dict[str, Any], settings: dict[str, Any]) -> Any:
+        """Steps 5 to 7 for this tool; returns what :meth:`request_data` needs besides the
+        input."""
+
+    def card_details(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The details its approval card shows: ids and sizes, never source."""
+
+    def request_data(
+        self, call_id: str, data: dict[str, Any], path: str, checked: Any
+    ) -> dict[str, Any]:
+        """The data of the page's invoke request."""
+
+    def page_timeout(self, settings: dict[str, Any]) -> float:
+        """Seconds the page has to answer the invoke request."""
+
+    def answered(
+        self,
+        call: ProposalCall,
+        page: PageSession,
+        data: dict[str, Any],
+        answer: Any,
+        started: float,
+    ) -> dict[str, Any]:
+        """The call's success result from the page's answer; raises :class:`Refusal` for an
+        answer it cannot use."""
 
 
 class ProposalTool:
     """One proposal tool of one server: invoke, abort, and the server's half of Keep.
 
-    Subclasses set the class attributes and implement :meth:`_tool_checks`,
-    :meth:`_request_data`, :meth:`result` and :meth:`proposed_source`.
+    It composes its spec (name, actions, card, telemetry kind) and its service (the tool's
+    own checks, request and result) with the server's shared collaborators.
     """
-
-    #: The tool's name, as the registry and MCP list it.
-    name: ClassVar[str]
-    #: ``operation`` of the success result; also tells the tools apart in events.
-    operation: ClassVar[str]
-    #: The page actions that open and withdraw the review.
-    invoke_action: ClassVar[str]
-    abort_action: ClassVar[str]
-    #: The page's answer once the review is open.
-    opened: ClassVar[dict[str, Any]]
 
     def __init__(
         self,
+        spec: ToolSpec,
+        service: ToolService,
         parameters: dict[str, Any],
         dispatcher: Dispatcher,
         registrations: Registrations,
         telemetry: Telemetry,
         host: ProposalHost,
+        approvals: Approvals,
     ) -> None:
+        assert spec.page is not None, f"{spec.name} is not served by a page"
+        self.spec = spec
+        self.page = spec.page
+        self.service = service
         self._validator = jsonschema.Draft202012Validator(parameters)
         self._conforms = simple_object_check(parameters)
         self.dispatcher = dispatcher
         self.registrations = registrations
         self.telemetry = telemetry
         self.host = host
-        self.calls = EditCalls(result_of=self._settled_result)
+        self.approvals = approvals
+        self.calls = ProposalCalls(result_of=service.settled_result)
 
-    # -- what each tool says -------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """The tool's name, as the registry and MCP list it."""
+        return self.spec.name
 
-    def proposed_source(self, data: dict[str, Any]) -> str:
-        """The source the call proposes (only its size ever leaves the tool)."""
-        raise NotImplementedError
+    @property
+    def operation(self) -> str:
+        """The kind its events carry in ``operation`` (docs/protocol.md section 10)."""
+        return self.page.operation
 
-    async def _tool_checks(self, data: dict[str, Any], settings: dict[str, Any]) -> Any:
-        """Steps 5 to 7 of docs/protocol.md section 5 for this tool; returns what
-        :meth:`_request_data` needs besides the input."""
-        raise NotImplementedError
+    def approval(self, caller: Caller) -> Approve:
+        """What shows the tool's approval card to ``caller``'s person and waits for them."""
 
-    def _request_data(
-        self, call: EditCall, data: dict[str, Any], path: str, checked: Any
-    ) -> dict[str, Any]:
-        """The data of the page's invoke request."""
-        raise NotImplementedError
+        async def approve(page: PageSession, path: str, data: dict[str, Any], abort: Any) -> None:
+            await self.approvals.ask(
+                owner=caller.principal,
+                page=page,
+                path=path,
+                tool=self.name,
+                description=self.page.card.description,
+                details=self.service.card_details(data),
+                caller_kind=caller.kind,
+                abort=abort,
+                group=caller.scope or None,
+                kind=self.page.card.kind,
+            )
 
-    def result(self, data: dict[str, Any]) -> dict[str, Any]:
-        """The success result: metadata only, never source."""
-        raise NotImplementedError
-
-    def _settled_result(
-        self, artifact_id: str, cell_id: str, hash_after: str | None
-    ) -> dict[str, Any]:
-        """The success result rebuilt from what a settled call keeps (:class:`Settled`)."""
-        raise NotImplementedError
-
-    def _policy_check(self) -> None:
-        """Step 1's last check: does the server's configuration allow this tool now?"""
-
-    def _page_timeout(self, settings: dict[str, Any]) -> float:
-        """Seconds the page has to answer the invoke request."""
-        return float(settings["page_timeout_seconds"])
+        return approve
 
     def _page_answered(
-        self, call: EditCall, page: PageSession, data: dict[str, Any], answer: Any, started: float
+        self,
+        call: ProposalCall,
+        page: PageSession,
+        data: dict[str, Any],
+        answer: Any,
+        started: float,
     ) -> dict[str, Any]:
-        """The page answered the invoke request: the review is open; the call's result."""
-        if answer != self.opened:
-            raise Refusal("timeout", "The JupyterLab page answered with something unusable.")
-        call.review_open = True
-        call.opened_at = time.monotonic()
-        self.telemetry.edit_review_opened(
-            call_ref=call.ref,
-            page_ref=page.ref,
-            latency_ms=_ms_since(started),
-            check_ms=call.check_ms,
-            new_source_bytes=len(self.proposed_source(data).encode("utf-8")),
-            operation=self.operation,
-        )
-        return self.result(data)
+        """The page answered the invoke request: the call's result (the review is open)."""
+        result = self.service.answered(call, page, data, answer, started)
+        if self.page.opens_review:
+            call.review_open = True
+            call.opened_at = time.monotonic()
+            self.telemetry.proposal_review_opened(
+                call_ref=call.ref,
+                page_ref=page.ref,
+                latency_ms=_ms_since(started),
+                check_ms=call.check_ms,
+                new_source_bytes=len(self.service.proposed_source(data).encode("utf-8")),
+                operation=self.operation,
+            )
+        return result
 
     # -- invoke ------------------------------------------------------------------------------
 
@@ -149,16 +201,20 @@ class ProposalTool:
         page_id: str | None = None,
         approve: Approve | None = None,
     ) -> dict[str, Any]:
-        """Run one invoke; returns once the review is open.
+        """Run one invoke; returns once the review is open (for a run: once it ended).
 
         ``call_id`` identifies the call for this user (one is made up when it is None);
         ``page_id`` picks the page; ``approve``, when given, must return (or raise
-        :class:`Refusal` to end the call) before anything reaches the page.
+        :class:`Refusal` to end the call) before anything reaches the page. A tool whose
+        card is shown in every mode (a run: there is no Autopilot for running code) ignores
+        ``approve`` and asks with its own card.
         """
         started = time.perf_counter()
+        if self.page.card.always:
+            approve = self.approval(caller)
         problem = self._input_problem(data)
         if problem is not None:
-            self.telemetry.edit_refused(
+            self.telemetry.proposal_refused(
                 call_ref=None, code="invalid-input", latency_ms=0.0, operation=self.operation
             )
             raise Refusal("invalid-input", f"The tool input is not valid: {problem}.")
@@ -169,16 +225,16 @@ class ProposalTool:
             return await self.calls.first_outcome(call_id)
         # The server's own check time leaves out the events it emits.
         call.check_ms = (time.perf_counter() - started) * 1000.0
-        self.telemetry.edit_invoked(
+        self.telemetry.proposal_invoked(
             call_ref=call.ref,
-            new_source_bytes=len(self.proposed_source(data).encode("utf-8", "replace")),
+            new_source_bytes=len(self.service.proposed_source(data).encode("utf-8", "replace")),
             operation=self.operation,
         )
         try:
             result = await self._run(call, caller, data, page_id, approve, started)
         except Refusal as refusal:
             self.calls.finish(call, refusal)
-            self.telemetry.edit_refused(
+            self.telemetry.proposal_refused(
                 call_ref=call.ref,
                 code=refusal.code,
                 latency_ms=_ms_since(started),
@@ -195,7 +251,7 @@ class ProposalTool:
 
     async def _run(
         self,
-        call: EditCall,
+        call: ProposalCall,
         caller: Caller,
         data: dict[str, Any],
         page_id: str | None,
@@ -215,13 +271,13 @@ class ProposalTool:
         call.check_ms += (time.perf_counter() - resumed) * 1000.0
         call.page = page
         call.artifact_id = data["artifactId"]
-        request = self._request_data(call, data, path, checked)
-        answer = await self._ask_page(call, page, request, self._page_timeout(settings))
+        request = self.service.request_data(call.call_id, data, path, checked)
+        answer = await self._ask_page(call, page, request, self.service.page_timeout(settings))
         return self._page_answered(call, page, data, answer, started)
 
     async def _server_checks(
         self,
-        call: EditCall,
+        call: ProposalCall,
         caller: Caller,
         data: dict[str, Any],
         page_id: str | None,
@@ -234,7 +290,7 @@ class ProposalTool:
             raise Refusal(
                 "plan-mode", "This conversation is in plan mode: it may read, not propose edits."
             )
-        self._policy_check()
+        self.service.permitted()
         # 2. The page and its view.
         page, active = self.dispatcher.active_notebook(
             page_id, not_a_notebook="The active tab is not a notebook being edited."
@@ -253,16 +309,17 @@ class ProposalTool:
         ):
             raise Refusal("read-only", "You may not edit this notebook.")
         # 5 to 7: the tool's own.
-        checked = await self._tool_checks(data, settings)
+        checked = await self.service.check(data, settings)
         if call.abort_requested.is_set():
             raise Refusal("aborted", "The call was aborted.")
         return page, path, checked
 
     async def _ask_page(
-        self, call: EditCall, page: PageSession, request_data: dict[str, Any], timeout: float
+        self, call: ProposalCall, page: PageSession, request_data: dict[str, Any], timeout: float
     ) -> Any:
         """Send the invoke request to the page; its answer, unless the call is aborted first."""
-        request = asyncio.ensure_future(page.request(self.invoke_action, request_data, timeout))
+        invoke = page.request(self.spec.invoke_action, request_data, timeout)
+        request = asyncio.ensure_future(invoke)
         aborted = asyncio.ensure_future(call.abort_requested.wait())
         await asyncio.wait({request, aborted}, return_when=asyncio.FIRST_COMPLETED)
         aborted.cancel()
@@ -291,7 +348,7 @@ class ProposalTool:
         if page is not None and not page.closed:
             try:
                 answer = await page.request(
-                    self.abort_action,
+                    self.spec.abort_action,
                     {"callId": call.call_id},
                     min(ABORT_PAGE_SECONDS, self.host.settings()["page_timeout_seconds"]),
                 )
@@ -299,7 +356,7 @@ class ProposalTool:
             except Refusal:
                 # Keep is refused for this call from now on whatever the page does.
                 withdrawn = False
-        self.telemetry.edit_aborted(
+        self.telemetry.proposal_aborted(
             call_ref=call.ref,
             review_was_open=was_open,
             withdrawn=withdrawn,
@@ -332,7 +389,7 @@ class ProposalTool:
             return
         call.decision = decision
         self.calls.settle(call)
-        self.telemetry.edit_decision(
+        self.telemetry.proposal_decision(
             call_ref=call.ref, decision=decision, open_ms=_open_ms(call), operation=self.operation
         )
 
@@ -380,7 +437,7 @@ def _consume(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-def _open_ms(call: EditCall) -> float:
+def _open_ms(call: ProposalCall) -> float:
     if call.opened_at is None:
         return 0.0
     return round((time.monotonic() - call.opened_at) * 1000.0, 3)

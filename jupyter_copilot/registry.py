@@ -24,14 +24,9 @@ PACKAGE_DIR = Path(__file__).parent
 SCHEMA_DIR = PACKAGE_DIR / "schemas"
 MANIFEST_DIR = PACKAGE_DIR / "manifests"
 
-#: The actions of the shipped registry (docs/protocol.md section 1) and the page's own read.
+#: The page manifest's action (docs/protocol.md section 1) and the page's own read. Each
+#: tool's invoke and abort actions are its spec's (``toolspecs.py``, from the vocabulary).
 GET_CONTEXT = "jupyter_copilot.notebook.get-context"
-INVOKE = "jupyter_copilot.notebook.edit-cell.invoke"
-ABORT = "jupyter_copilot.notebook.edit-cell.abort"
-INSERT_INVOKE = "jupyter_copilot.notebook.insert-cell.invoke"
-INSERT_ABORT = "jupyter_copilot.notebook.insert-cell.abort"
-RUN_INVOKE = "jupyter_copilot.notebook.run-cell.invoke"
-RUN_ABORT = "jupyter_copilot.notebook.run-cell.abort"
 READ_CELLS = "jupyter_copilot.notebook.read-cells"
 
 

@@ -33,9 +33,7 @@ def handler_routes(app: CopilotApp) -> list[tuple[str, type, dict[str, Any]]]:
                 "switches": switches,
                 "actions": app.registry.actions,
                 "runner": app.runner,
-                "edit": app.edit_tool,
-                "insert": app.insert_tool,
-                "run": app.run_tool,
+                "tools": list(app.proposal_tools.values()),
             },
         ),
         (

@@ -1,12 +1,13 @@
 """``notebook_run_cell``: run one cell in the notebook's own kernel, only once the person allows it.
 
-:class:`RunTool` shares the proposal tools' life (``proposals.py``): the fail-closed order of
-docs/protocol.md section 11.2, callIds whose repeat returns the first result, and abort. What
-is its own:
+:class:`RunCell` is the tool's service (:class:`~.proposals.ToolService`); its spec is in
+``toolspecs.py``. :class:`~.proposals.ProposalTool` gives it the proposal tools' life: the
+fail-closed order of docs/protocol.md section 11.2, callIds whose repeat returns the first
+result, and abort. What is its own:
 - the server's configuration can forbid it (``CopilotApp.agent_run_cells = "never"``:
   ``not-permitted``), checked right after the caller's mode;
 - it always asks the person with a run card, whatever the caller's approval mode: there is
-  no Autopilot for running code;
+  no Autopilot for running code (its spec's card says ``always``);
 - the cell must be a code cell, not marked ``{"jupyter_copilot": {"agent_run": false}}``
   (``cell-locked``) and hold exactly the source the agent read (``stale-source``); the server
   checks a live shared document when there is one, and the page checks its live model again
@@ -19,23 +20,15 @@ is its own:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 from . import vocabulary
-from .approvals import Approvals
 from .bridge import PageSession
-from .callers import Caller
-from .dispatcher import Dispatcher
-from .edits import EditCall, EditCalls, live_source_hash
-from .proposals import NO_LIVE_DOCUMENT, Approve, ProposalHost, ProposalTool, _ms_since
+from .edits import ProposalCall, ResultOf, live_source_hash
+from .proposals import NO_LIVE_DOCUMENT, ProposalHost, _ms_since
 from .refusals import Refusal
-from .registry import RUN_ABORT, RUN_INVOKE
-from .sessions import Registrations
 from .telemetry import Telemetry
 
-#: The tool's name (docs/protocol.md section 11.2).
-RUN_CELL = "notebook_run_cell"
 #: ``CopilotApp.agent_run_cells`` values: ask the person every time, or never run.
 RUN_POLICIES = ("ask", "never")
 #: What the run card says the call will do.
@@ -118,102 +111,67 @@ def _size(value: Any) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-class RunTool(ProposalTool):
-    """The run tool of one server."""
+class RunCell:
+    """The run tool's own part, for one server."""
 
-    name = RUN_CELL
-    operation = "run-cell"
-    invoke_action = RUN_INVOKE
-    abort_action = RUN_ABORT
-    opened: ClassVar[dict[str, Any]] = {}
-
-    def __init__(
-        self,
-        parameters: dict[str, Any],
-        dispatcher: Dispatcher,
-        registrations: Registrations,
-        telemetry: Telemetry,
-        host: ProposalHost,
-        approvals: Approvals,
-        policy: Callable[[], str],
-        run_timeout: Callable[[], float],
-    ) -> None:
-        super().__init__(parameters, dispatcher, registrations, telemetry, host)
-        self.approvals = approvals
-        self._policy = policy
-        self._run_timeout = run_timeout
+    def __init__(self, host: ProposalHost, telemetry: Telemetry) -> None:
+        self.host = host
+        self.telemetry = telemetry
         # A run's result cannot be rebuilt from ids: a repeat gets the first one whole.
-        self.calls = EditCalls(result_of=self._settled_result, keep_results=True)
-
-    async def invoke(
-        self,
-        caller: Caller,
-        data: dict[str, Any],
-        call_id: str | None = None,
-        page_id: str | None = None,
-        approve: Approve | None = None,
-    ) -> dict[str, Any]:
-        """Run one invoke; returns once the run has ended.
-
-        The person is always asked with a run card: ``approve`` is ignored, whatever the
-        caller's mode.
-        """
-
-        async def ask(page: PageSession, path: str, data: dict[str, Any], abort: Any) -> None:
-            await self.approvals.ask(
-                owner=caller.principal,
-                page=page,
-                path=path,
-                tool=self.name,
-                description=RUN_DESCRIPTION,
-                details={
-                    "artifactId": data["artifactId"],
-                    "cellId": data["cellId"],
-                    "expectedSourceHash": data["expectedSourceHash"],
-                },
-                caller_kind=caller.kind,
-                abort=abort,
-                group=caller.scope or None,
-                kind="run",
-            )
-
-        return await super().invoke(caller, data, call_id, page_id, ask)
+        self.settled_result: ResultOf | None = None
 
     def proposed_source(self, data: dict[str, Any]) -> str:
         """A run proposes no source."""
         return ""
 
-    def _policy_check(self) -> None:
-        if self._policy() == "never":
+    def permitted(self) -> None:
+        """``CopilotApp.agent_run_cells = "never"`` refuses every run."""
+        if self.host.run_policy() == "never":
             raise Refusal(
                 "not-permitted",
                 "This server does not let agents run cells (CopilotApp.agent_run_cells).",
             )
 
-    async def _tool_checks(self, data: dict[str, Any], settings: dict[str, Any]) -> None:
+    async def check(self, data: dict[str, Any], settings: dict[str, Any]) -> None:
         """Steps 6 and 7 against the live shared document, when there is one."""
         live = await self.host.live_cell(data["artifactId"], data["cellId"])
         if live is not NO_LIVE_DOCUMENT:
             check_live_run_cell(live, data["expectedSourceHash"])
 
-    def _request_data(
-        self, call: EditCall, data: dict[str, Any], path: str, checked: Any
-    ) -> dict[str, Any]:
+    def card_details(self, data: dict[str, Any]) -> dict[str, Any]:
+        """The cell and the hash of the source that will run."""
         return {
-            "callId": call.call_id,
+            "artifactId": data["artifactId"],
+            "cellId": data["cellId"],
+            "expectedSourceHash": data["expectedSourceHash"],
+        }
+
+    def request_data(
+        self, call_id: str, data: dict[str, Any], path: str, checked: Any
+    ) -> dict[str, Any]:
+        """``run-cell.invoke`` for the page."""
+        return {
+            "callId": call_id,
             "artifactId": data["artifactId"],
             "path": path,
             "cellId": data["cellId"],
             "expectedSourceHash": data["expectedSourceHash"],
         }
 
-    def _page_timeout(self, settings: dict[str, Any]) -> float:
-        # The page answers when the run ends, which can take far longer than opening a review.
-        return float(self._run_timeout())
+    def page_timeout(self, settings: dict[str, Any]) -> float:
+        """The page answers when the run ends, which can take far longer than opening a
+        review: ``CopilotApp.agent_run_timeout_seconds``."""
+        return float(self.host.run_timeout())
 
-    def _page_answered(
-        self, call: EditCall, page: PageSession, data: dict[str, Any], answer: Any, started: float
+    def answered(
+        self,
+        call: ProposalCall,
+        page: PageSession,
+        data: dict[str, Any],
+        answer: Any,
+        started: float,
     ) -> dict[str, Any]:
+        """The result from the page's ``runCellDone`` answer (:func:`run_result`)."""
         result = run_result(answer, self.host.settings()["context_budget_bytes"])
         self.telemetry.run_finished(
             call_ref=call.ref,
@@ -224,12 +182,3 @@ class RunTool(ProposalTool):
             outputs_omitted=result["outputsOmitted"],
         )
         return result
-
-    def result(self, data: dict[str, Any]) -> dict[str, Any]:
-        """Never used: a run's result comes from the page (:func:`run_result`)."""
-        raise NotImplementedError
-
-    def _settled_result(
-        self, artifact_id: str, cell_id: str, hash_after: str | None
-    ) -> dict[str, Any]:
-        raise NotImplementedError

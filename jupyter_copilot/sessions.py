@@ -14,22 +14,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-TOOL = "notebook_edit_cell"
-#: The tools registered per kernel session (docs/protocol.md sections 2 and 11.1).
-TOOLS = (TOOL, "notebook_insert_cell", "notebook_run_cell")
-
 
 @dataclass(frozen=True)
 class Registration:
-    """One kernel session that holds the notebook tools (:data:`TOOLS`)."""
+    """One kernel session that holds the notebook tools (``toolspecs.NOTEBOOK_TOOLS``)."""
 
     session_id: str
     kernel_id: str
     artifact_id: str | None
     path: str
 
-    def to_json(self, tool: str = TOOL) -> dict[str, Any]:
-        """The contract's shape, for one of :data:`TOOLS`."""
+    def to_json(self, tool: str) -> dict[str, Any]:
+        """The contract's shape, for one of the notebook tools."""
         return {
             "tool": tool,
             "sessionId": self.session_id,

@@ -1,10 +1,10 @@
 """The feature switch and the kill switch, and which of them gates what.
 
-Every gate of the package is named here, with the documented exceptions in one place
-(docs/protocol.md sections 3, 4.3, 5 and 8): status always answers; get-context and
-``context_snapshot`` are not stopped by the kill switch; abort is never refused by either
-switch; an edit, an insert or a run checks its input before the switches, so its tool
-applies both itself.
+The gates are named here, with the documented exceptions (docs/protocol.md sections 3, 4.3,
+5 and 8): status always answers; get-context is not stopped by the kill switch; abort is
+never refused by either switch; an edit, an insert or a run checks its input before the
+switches, so its tool applies both itself. Each MCP tool's gate is part of its spec
+(``toolspecs.py``: ``context_snapshot`` is the one the kill switch spares).
 """
 
 from __future__ import annotations
@@ -13,15 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .refusals import Refusal
-from .registry import (
-    ABORT,
-    GET_CONTEXT,
-    INSERT_ABORT,
-    INSERT_INVOKE,
-    INVOKE,
-    RUN_ABORT,
-    RUN_INVOKE,
-)
+from .registry import GET_CONTEXT
 
 #: No switch is checked at the door.
 UNGATED = "ungated"
@@ -30,36 +22,15 @@ FEATURE = "feature"
 #: The kill switch, then the feature switch.
 TOOLS = "tools"
 
-#: The gate of each REST action. A name that is not an action is not gated at the door: it
+#: The gate of each REST action but the tools' invokes and aborts, which check their input
+#: first (ungated at the door). A name that is not an action is not gated at the door: it
 #: ends with ``unknown-action`` whatever the switches say.
-ACTION_GATES = {
-    GET_CONTEXT: FEATURE,
-    INVOKE: UNGATED,
-    ABORT: UNGATED,
-    INSERT_INVOKE: UNGATED,
-    INSERT_ABORT: UNGATED,
-    RUN_INVOKE: UNGATED,
-    RUN_ABORT: UNGATED,
-}
-
-#: The gate of each MCP tool after its input is checked; every other tool is gated by both.
-#: The proposal tools check their input before the switches and apply both themselves.
-MCP_TOOL_GATES = {
-    "context_snapshot": FEATURE,
-    "notebook_edit_cell": UNGATED,
-    "notebook_insert_cell": UNGATED,
-    "notebook_run_cell": UNGATED,
-}
+ACTION_GATES = {GET_CONTEXT: FEATURE}
 
 
 def action_gate(action: str) -> str:
     """The gate of ``POST copilot/api/actions/<action>``."""
     return ACTION_GATES.get(action, UNGATED)
-
-
-def mcp_tool_gate(name: str) -> str:
-    """The gate of one MCP tool call."""
-    return MCP_TOOL_GATES.get(name, TOOLS)
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,13 @@ EVENT_DIR = Path(__file__).parent / "events"
 SCHEMA_BASE = "https://events.jupyter.org/jupyter_copilot/"
 CONTEXT_SERVED = SCHEMA_BASE + "context/served/v1"
 CONTEXT_REFRESH = SCHEMA_BASE + "context/refresh/v1"
-EDIT_INVOKED = SCHEMA_BASE + "edit/invoked/v1"
-EDIT_REFUSED = SCHEMA_BASE + "edit/refused/v1"
-EDIT_REVIEW_OPENED = SCHEMA_BASE + "edit/review-opened/v1"
-EDIT_DECISION = SCHEMA_BASE + "edit/decision/v1"
-EDIT_ABORTED = SCHEMA_BASE + "edit/aborted/v1"
+#: The events of every proposal tool (edit, insert, run), under their published ``edit/`` ids
+#: (docs/protocol.md section 10); ``operation`` says which tool.
+PROPOSAL_INVOKED = SCHEMA_BASE + "edit/invoked/v1"
+PROPOSAL_REFUSED = SCHEMA_BASE + "edit/refused/v1"
+PROPOSAL_REVIEW_OPENED = SCHEMA_BASE + "edit/review-opened/v1"
+PROPOSAL_DECISION = SCHEMA_BASE + "edit/decision/v1"
+PROPOSAL_ABORTED = SCHEMA_BASE + "edit/aborted/v1"
 RUN_FINISHED = SCHEMA_BASE + "run/finished/v1"
 APPROVAL_REQUESTED = SCHEMA_BASE + "approval/requested/v1"
 APPROVAL_ENDED = SCHEMA_BASE + "approval/ended/v1"
@@ -76,19 +78,19 @@ class Telemetry:
             },
         )
 
-    def edit_invoked(self, *, call_ref: str, new_source_bytes: int, operation: str) -> None:
+    def proposal_invoked(self, *, call_ref: str, new_source_bytes: int, operation: str) -> None:
         """A new call of a proposal tool passed its input check."""
         self._emit(
-            EDIT_INVOKED,
+            PROPOSAL_INVOKED,
             {"callRef": call_ref, "newSourceBytes": new_source_bytes, "operation": operation},
         )
 
-    def edit_refused(
+    def proposal_refused(
         self, *, call_ref: str | None, code: str, latency_ms: float, operation: str
     ) -> None:
         """A call of a proposal tool ended with a refusal code."""
         self._emit(
-            EDIT_REFUSED,
+            PROPOSAL_REFUSED,
             {
                 "callRef": call_ref,
                 "code": code,
@@ -97,7 +99,7 @@ class Telemetry:
             },
         )
 
-    def edit_review_opened(
+    def proposal_review_opened(
         self,
         *,
         call_ref: str,
@@ -109,7 +111,7 @@ class Telemetry:
     ) -> None:
         """A page opened the review of a proposal tool's call."""
         self._emit(
-            EDIT_REVIEW_OPENED,
+            PROPOSAL_REVIEW_OPENED,
             {
                 "callRef": call_ref,
                 "pageRef": page_ref,
@@ -120,21 +122,21 @@ class Telemetry:
             },
         )
 
-    def edit_decision(
+    def proposal_decision(
         self, *, call_ref: str, decision: str, open_ms: float, operation: str
     ) -> None:
         """A review ended."""
         self._emit(
-            EDIT_DECISION,
+            PROPOSAL_DECISION,
             {"callRef": call_ref, "decision": decision, "openMs": open_ms, "operation": operation},
         )
 
-    def edit_aborted(
+    def proposal_aborted(
         self, *, call_ref: str, review_was_open: bool, withdrawn: bool, operation: str
     ) -> None:
         """A call of a proposal tool was aborted."""
         self._emit(
-            EDIT_ABORTED,
+            PROPOSAL_ABORTED,
             {
                 "callRef": call_ref,
                 "reviewWasOpen": review_was_open,

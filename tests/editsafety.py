@@ -331,9 +331,7 @@ class EditSafety(RuleBasedStateMachine):
         """The calls whose review the server holds open, of both proposal tools."""
         copilot = self.world.copilot
         return {
-            call.call_id
-            for tool in (copilot.edit_tool, copilot.insert_tool)
-            for call in tool.calls.open_reviews()
+            call.call_id for tool in copilot.proposals.tools for call in tool.calls.open_reviews()
         }
 
     async def _reset(self) -> None:
@@ -757,7 +755,7 @@ class EditSafety(RuleBasedStateMachine):
         self, action: str, data: dict[str, Any], call_id: str
     ) -> tuple[int, dict[str, Any]]:
         """One tool call on the person's page, on the notebook under test."""
-        artifact = self.world.copilot.edit_tool.host.artifact_id(PATH)
+        artifact = self.world.copilot.proposal_tools["notebook_edit_cell"].host.artifact_id(PATH)
         body = {
             "data": {"artifactId": artifact, **data},
             "callId": call_id,

@@ -441,7 +441,7 @@ async def test_reloading_mid_invoke_ends_the_call_at_once_and_shows_nothing(
         assert time.monotonic() - started < 8  # the page went away: not the page timeout
         await eventually(lambda: _source_is(lab, cell["cellId"], OLD), "the reloaded notebook")
         assert await lab.page.locator(".jp-Copilot-Review").count() == 0
-    assert copilot.edit_tool.calls.open_reviews() == []
+    assert copilot.proposal_tools["notebook_edit_cell"].calls.open_reviews() == []
     assert path.read_text() == before
 
 
@@ -469,8 +469,8 @@ async def test_reloading_mid_keep_applies_nothing_and_the_review_is_withdrawn(
         await eventually(lambda: _source_is(lab, cell["cellId"], OLD), "the reloaded notebook")
         assert await lab.page.locator(".jp-Copilot-Review").count() == 0
         # The server let the review go with its page: its Keep is refused from now on.
-        assert copilot.edit_tool.calls.open_reviews() == []
-        assert copilot.edit_tool.calls.get("reload-keep") is None
+        assert copilot.proposal_tools["notebook_edit_cell"].calls.open_reviews() == []
+        assert copilot.proposal_tools["notebook_edit_cell"].calls.get("reload-keep") is None
     assert path.read_text() == before
 
 

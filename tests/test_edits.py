@@ -8,7 +8,7 @@ import pytest
 
 from jupyter_copilot import edits
 from jupyter_copilot.context import source_hash
-from jupyter_copilot.edits import EditCalls, check_live_cell, check_new_source
+from jupyter_copilot.edits import ProposalCalls, check_live_cell, check_new_source
 from jupyter_copilot.insert_tool import insert_result
 from jupyter_copilot.proposals import ProposalDesk
 from jupyter_copilot.refusals import Refusal
@@ -46,7 +46,7 @@ def test_live_cell_checks_run_in_the_contract_order() -> None:
 async def test_calls_are_remembered_then_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:
     now = [1000.0]
     monkeypatch.setattr(edits.time, "monotonic", lambda: now[0])
-    calls = EditCalls(memory_seconds=600)
+    calls = ProposalCalls(memory_seconds=600)
     first = calls.start("a", {"x": 1})
     assert first is not None
     # A repeat while the first runs waits for its outcome; different data is refused.
@@ -143,7 +143,7 @@ def test_the_size_message_names_the_field_that_holds_the_source() -> None:
 
 
 async def test_a_settled_insert_call_answers_repeats_with_the_insert_result() -> None:
-    calls = EditCalls(result_of=lambda artifact, cell, hash_after: insert_result(artifact))
+    calls = ProposalCalls(result_of=lambda artifact, cell, hash_after: insert_result(artifact))
     call = calls.start("i", {"source": "x"})
     assert call is not None
     calls.finish(call, insert_result("art"))

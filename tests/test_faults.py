@@ -104,7 +104,7 @@ async def test_the_bridge_dropping_with_a_pending_request_ends_the_call_at_once(
     status, body = await asyncio.wait_for(call, 10)
     assert (status, body["error"]["code"]) == (504, "timeout")
     assert time.monotonic() - started < 2  # not the page timeout of 10 s
-    assert copilot.edit_tool.calls.open_reviews() == []
+    assert copilot.proposal_tools["notebook_edit_cell"].calls.open_reviews() == []
 
 
 async def test_a_page_that_closes_right_after_keep_leaves_its_review_withdrawn(
@@ -125,7 +125,7 @@ async def test_a_page_that_closes_right_after_keep_leaves_its_review_withdrawn(
     again.send({"type": "keep", "callId": "mid-keep"})
     verdict = await next_of(again, "keep-verdict")
     assert (verdict["ok"], verdict["code"]) == (False, "aborted")
-    assert copilot.edit_tool.calls.open_reviews() == []
+    assert copilot.proposal_tools["notebook_edit_cell"].calls.open_reviews() == []
     assert (jp_root_dir / "a.ipynb").read_text() == before
     status = json.loads((await jp_fetch("copilot", "api", "status")).body)
     assert status["pages"] == 1

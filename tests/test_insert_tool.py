@@ -512,7 +512,7 @@ async def test_keep_is_allowed_once_and_the_decision_ends_the_call(
     s.page.send({"type": "keep", "callId": "k1"})
     verdict = await s.page.next_message()
     assert (verdict["ok"], verdict["code"]) == (False, "aborted")
-    assert copilot.insert_tool.calls.open_reviews() == []
+    assert copilot.proposal_tools["notebook_insert_cell"].calls.open_reviews() == []
     # Decided: nothing left to abort.
     answer = await call_action(jp_fetch, INSERT_ABORT, {"data": {"callId": "k1"}})
     assert answer[1] == {"result": {"aborted": False}}
@@ -571,10 +571,13 @@ async def test_a_closing_page_withdraws_its_pending_cells(
 ) -> None:
     s = await scene(jp_fetch, jp_ws_fetch, jp_root_dir, copilot)
     await insert(jp_fetch, s.tool_input(), callId="gone")
-    assert [c.call_id for c in copilot.insert_tool.calls.open_reviews()] == ["gone"]
+    assert [
+        c.call_id for c in copilot.proposal_tools["notebook_insert_cell"].calls.open_reviews()
+    ] == ["gone"]
     s.page.close()
     await eventually(
-        lambda: copilot.insert_tool.calls.open_reviews() == [], "the pending cell to end"
+        lambda: copilot.proposal_tools["notebook_insert_cell"].calls.open_reviews() == [],
+        "the pending cell to end",
     )
 
 

@@ -366,34 +366,30 @@ def test_python_names_match_the_vocabulary() -> None:
         approvals,
         context,
         edits,
-        insert_tool,
         registry,
         run_tool,
-        sessions,
         skills,
+        toolspecs,
     )
     from jupyter_copilot import callers as grants
     from jupyter_copilot.agents import filereviews
-    from jupyter_copilot.mcp import tools
     from jupyter_copilot.registry import load_registry
 
-    names = {
-        registry.GET_CONTEXT,
-        registry.INVOKE,
-        registry.ABORT,
-        registry.INSERT_INVOKE,
-        registry.INSERT_ABORT,
-        registry.RUN_INVOKE,
-        registry.RUN_ABORT,
-        registry.READ_CELLS,
-    }
+    names = {registry.GET_CONTEXT, registry.READ_CELLS}
+    for spec in toolspecs.NOTEBOOK_TOOLS:
+        names |= {spec.invoke_action, spec.abort_action}
     assert names == set(vocabulary.ACTIONS)
     assert load_registry().actions | {registry.READ_CELLS} == set(vocabulary.ACTIONS)
-    assert sessions.TOOL == tools.EDIT_CELL == "notebook_edit_cell"
-    assert sessions.TOOLS == (tools.EDIT_CELL, insert_tool.INSERT_CELL, run_tool.RUN_CELL)
+    assert tuple(s.name for s in toolspecs.TOOL_SPECS) == vocabulary.TOOLS
+    assert [s.name for s in toolspecs.NOTEBOOK_TOOLS] == [
+        "notebook_edit_cell",
+        "notebook_insert_cell",
+        "notebook_run_cell",
+    ]
     listed = json.loads((PACKAGE / "mcp" / "tools.json").read_text(encoding="utf-8"))
-    assert {d["name"] for d in listed} | tools.PROPOSAL_TOOLS == set(vocabulary.TOOLS)
-    assert {t["name"] for t in load_registry().tools} <= set(vocabulary.TOOLS)
+    pages = {s.name for s in toolspecs.NOTEBOOK_TOOLS}
+    assert {d["name"] for d in listed} | pages == set(vocabulary.TOOLS)
+    assert {t["name"] for t in load_registry().tools} == pages
     assert set(vocabulary.TOOLS) == skills.TOOL_NAMES
     assert (grants.SELECTED_CELL, grants.ACTIVE_NOTEBOOK, grants.CELL_OUTPUTS, grants.FILES) == (
         vocabulary.CONTEXT_REFS

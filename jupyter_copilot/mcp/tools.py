@@ -5,48 +5,39 @@ call checks, in order: the input against the tool's schema (``invalid-input``), 
 switch and the feature switch, then the caller's context grants (``blocked``), and only
 then asks the JupyterLab page. ``context_snapshot`` is the one tool the kill switch does not
 stop: it reads no content and tells an agent that tools are off. Reads go through the
-notebook service, edits and inserts through their proposal tools (``proposals.py``): the
-same services the REST actions use. A run of a cell always shows its run card, whatever
-the caller's approval mode.
+notebook service; edits, inserts and runs through their proposal tools (``proposals.py``):
+the same services the REST actions use. Each tool's gate and place in the list come from its
+spec (``toolspecs.py``). A run of a cell always shows its run card, whatever the caller's
+approval mode.
 """
 
 from __future__ import annotations
 
-import json
+import functools
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import anyio
 import jsonschema
 
-from ..approvals import Approvals
-from ..bridge import PageSession
+from .. import toolspecs
 from ..callers import ACTIVE_NOTEBOOK, CELL_OUTPUTS, INTERACTIVE, NOTEBOOK_REFS, Caller
 from ..callers import SELECTED_CELL as SELECTED_CELL_REF
 from ..context import SELECTED_CELL, VIEW_STATE
-from ..edit_tool import EditTool
-from ..insert_tool import INSERT_CELL, InsertTool
 from ..notebook import NotebookReader
 from ..proposals import ProposalTool
 from ..refusals import Refusal
 from ..registry import READ_CELLS, schema_problem
-from ..run_tool import RUN_CELL, RunTool
 from ..skills import SkillLibrary
-from ..switches import Switches, mcp_tool_gate
+from ..switches import Switches
 from .cellpages import parse_cursor
 
 __all__ = ["READ_CELLS", "CopilotTools", "ToolsHost"]
 
-EDIT_CELL = "notebook_edit_cell"
-APPROVAL_DESCRIPTION = "Open a whole-cell diff for the attached notebook cell"
-INSERT_APPROVAL_DESCRIPTION = "Show a new cell in the active notebook, pending until Keep"
-#: The tools that check their own input, in the contract's order, before the switches.
-PROPOSAL_TOOLS = frozenset({EDIT_CELL, INSERT_CELL, RUN_CELL})
-
-_DEFINITIONS = json.loads((Path(__file__).parent / "tools.json").read_text(encoding="utf-8"))
+#: One tool call: the caller and the arguments in, the result out.
+Call = Callable[[Caller, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -58,71 +49,42 @@ class ToolsHost:
 
 
 class CopilotTools:
-    """The tool list and the tool calls of the MCP endpoint."""
+    """The tool list and the tool calls of the MCP endpoint.
+
+    ``definitions`` is the list of :func:`~..toolspecs.mcp_definitions`; ``proposals`` the
+    proposal tools by name. Every tool a page serves runs through its proposal tool; every
+    other tool is read here.
+    """
 
     def __init__(
         self,
-        edit_definition: dict[str, Any],
-        insert_definition: dict[str, Any],
-        run_definition: dict[str, Any],
+        definitions: list[dict[str, Any]],
         notebook: NotebookReader,
-        edit_tool: EditTool,
-        insert_tool: InsertTool,
-        run_tool: RunTool,
-        approvals: Approvals,
+        proposals: Mapping[str, ProposalTool],
         host: ToolsHost,
     ) -> None:
-        edit = {
-            "name": EDIT_CELL,
-            "title": "Propose a whole-cell edit",
-            "description": edit_definition["description"],
-            "readOnly": False,
-            "inputSchema": edit_definition["parameters"],
-        }
-        insert = {
-            "name": INSERT_CELL,
-            "title": "Propose a new cell",
-            "description": insert_definition["description"],
-            "readOnly": False,
-            "inputSchema": insert_definition["parameters"],
-        }
-        run = {
-            "name": RUN_CELL,
-            "title": "Ask to run a cell",
-            "description": run_definition["description"],
-            "readOnly": False,
-            # Code can do anything its kernel may; the person allows each run.
-            "destructive": True,
-            "inputSchema": run_definition["parameters"],
-        }
-        self.definitions: list[dict[str, Any]] = [
-            *_DEFINITIONS[:3],
-            edit,
-            insert,
-            run,
-            _DEFINITIONS[3],
-        ]
+        self.definitions = definitions
         self.definitions_by_name = {d["name"]: d for d in self.definitions}
         self._validators = {
             d["name"]: jsonschema.Draft202012Validator(d["inputSchema"])
             for d in self.definitions
-            if d["name"] not in PROPOSAL_TOOLS
+            if toolspecs.SPECS_BY_NAME[d["name"]].page is None
         }
         self.notebook = notebook
-        self.edit_tool = edit_tool
-        self.insert_tool = insert_tool
-        self.run_tool = run_tool
-        self.approvals = approvals
         self.host = host
-        self._calls: dict[str, Callable[[Caller, dict[str, Any]], Awaitable[dict[str, Any]]]]
-        self._calls = {
-            "context_snapshot": self._context_snapshot,
-            "notebook_read_selected_cell": self._read_selected_cell,
-            "notebook_read_cells": self._read_cells,
-            EDIT_CELL: self._edit_cell,
-            INSERT_CELL: self._insert_cell,
-            RUN_CELL: self._run_cell,
-            "skill_read": self._skill_read,
+        reads: dict[str, Call] = {
+            toolspecs.CONTEXT_SNAPSHOT.name: self._context_snapshot,
+            toolspecs.READ_SELECTED_CELL.name: self._read_selected_cell,
+            toolspecs.READ_CELLS.name: self._read_cells,
+            toolspecs.SKILL_READ.name: self._skill_read,
+        }
+        self._calls: dict[str, Call] = {
+            d["name"]: (
+                functools.partial(self._propose, proposals[d["name"]])
+                if d["name"] in proposals
+                else reads[d["name"]]
+            )
+            for d in self.definitions
         }
 
     def listed(self) -> list[dict[str, Any]]:
@@ -141,10 +103,11 @@ class CopilotTools:
                 "This conversation grants no notebook context now, so its tools are off "
                 "until the person grants one under Context.",
             )
-        if name not in PROPOSAL_TOOLS:
+        spec = toolspecs.SPECS_BY_NAME[name]
+        if spec.page is None:
             # A proposal tool checks its own input first, in the contract's order.
             self._check_input(name, arguments)
-        self.host.switches.require(mcp_tool_gate(name))
+        self.host.switches.require(spec.gate)
         return await run(caller, arguments)
 
     def _check_input(self, name: str, arguments: dict[str, Any]) -> None:
@@ -222,62 +185,17 @@ class CopilotTools:
             cursor_artifact, start_cell = parse_cursor(arguments["cursor"])
         return await self.notebook.read_cells(cursor_artifact, start_cell, include_outputs, None)
 
-    async def _edit_cell(self, caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
-        def details(data: dict[str, Any]) -> dict[str, Any]:
-            return {
-                "artifactId": data["artifactId"],
-                "cellId": data["cellId"],
-                "newSourceBytes": len(data["newSource"].encode("utf-8")),
-            }
-
-        return await self._propose(self.edit_tool, caller, arguments, APPROVAL_DESCRIPTION, details)
-
-    async def _insert_cell(self, caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
-        def details(data: dict[str, Any]) -> dict[str, Any]:
-            # The anchor is not the cell being changed, so the card names no cell.
-            return {
-                "artifactId": data["artifactId"],
-                "newSourceBytes": len(data["source"].encode("utf-8")),
-            }
-
-        return await self._propose(
-            self.insert_tool, caller, arguments, INSERT_APPROVAL_DESCRIPTION, details
-        )
-
-    async def _run_cell(self, caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
-        # The run tool asks the person with its own run card in every mode.
-        return await self._propose(self.run_tool, caller, arguments, "", lambda data: {})
-
     async def _propose(
-        self,
-        tool: ProposalTool,
-        caller: Caller,
-        arguments: dict[str, Any],
-        description: str,
-        details: Callable[[dict[str, Any]], dict[str, Any]],
+        self, tool: ProposalTool, caller: Caller, arguments: dict[str, Any]
     ) -> dict[str, Any]:
         """Run a proposal tool, asking the person first in an interactive conversation."""
-
-        async def approve(page: PageSession, path: str, data: dict[str, Any], abort: Any) -> None:
-            await self.approvals.ask(
-                owner=caller.principal,
-                page=page,
-                path=path,
-                tool=tool.name,
-                description=description,
-                details=details(data),
-                caller_kind=caller.kind,
-                abort=abort,
-                group=caller.scope or None,
-            )
-
         call_id = f"mcp-{uuid.uuid4().hex}"
         try:
             return await tool.invoke(
                 caller,
                 arguments,
                 call_id,
-                approve=approve if caller.approval_mode == INTERACTIVE else None,
+                approve=tool.approval(caller) if caller.approval_mode == INTERACTIVE else None,
             )
         except BaseException:
             # A client that cancels the request (or a server stop) must not leave a card or
