@@ -31,8 +31,6 @@ from .telemetry import Telemetry
 
 #: ``CopilotApp.agent_run_cells`` values: ask the person every time, or never run.
 RUN_POLICIES = ("ask", "never")
-#: What the run card says the call will do.
-RUN_DESCRIPTION = "Run one cell of the active notebook in its kernel"
 #: The statuses a run ends with.
 RUN_STATUSES = vocabulary.RUN_STATUSES
 #: The metadata mark that refuses runs by an agent: ``metadata[RUN_MARK][RUN_MARK_KEY] is False``.

@@ -30,7 +30,7 @@ from .edit_tool import EditCell
 from .insert_tool import InsertCell
 from .proposals import ProposalHost, ProposalTool, ToolService
 from .registry import CopilotRegistry, RegistryError
-from .run_tool import RUN_DESCRIPTION, RunCell
+from .run_tool import RunCell
 from .sessions import Registrations
 from .switches import FEATURE, TOOLS, UNGATED
 from .telemetry import Telemetry
@@ -160,7 +160,7 @@ RUN_CELL = ToolSpec(
         operation="run-cell",
         service=RunCell,
         # There is no Autopilot for running code.
-        card=Card("run", RUN_DESCRIPTION, always=True),
+        card=Card("run", "Run one cell of the active notebook in its kernel", always=True),
         opens_review=False,
     ),
 )
