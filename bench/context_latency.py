@@ -49,7 +49,7 @@ LAB_ARGS = shlex.split(  # split before formatting, so that paths may contain sp
 )
 EXTENSIONS = {"jpserver_extensions": {"jupyter_copilot": True, "jupyter_server_fileid": True}}
 GET_CONTEXT = "/copilot/api/actions/jupyter_copilot.notebook.get-context"
-EXT_URL = "lab/extensions/jupyter-copilot/"
+EXT_URL = "lab/extensions/jupyterlab-agent-review/"
 SMALL, LARGE, EXTRAS = "small.ipynb", "large.ipynb", [f"extra{i}.ipynb" for i in range(1, 10)]
 STEPS = [  # label, notebooks to open, to close, the active one, its cell to click, tabs open
     ("10 cells, 1 tab", [SMALL], [], SMALL, 4, 1),
@@ -178,7 +178,7 @@ def lab_server(tmp: Path) -> Iterator[Client]:
         json.dumps({"ServerApp": EXTENSIONS})
     )
     (tmp / "labext").mkdir()  # the built extension, whether or not it is installed
-    (tmp / "labext" / "jupyter-copilot").symlink_to(LABEXTENSION, target_is_directory=True)
+    (tmp / "labext" / "jupyterlab-agent-review").symlink_to(LABEXTENSION, target_is_directory=True)
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]

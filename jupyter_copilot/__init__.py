@@ -12,7 +12,7 @@ def _jupyter_server_extension_points() -> list[dict[str, Any]]:
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
-    return [{"src": "labextension", "dest": "jupyter-copilot"}]
+    return [{"src": "labextension", "dest": "jupyterlab-agent-review"}]
 
 
 __all__ = ["__version__"]

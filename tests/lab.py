@@ -50,7 +50,7 @@ def require_chromium() -> None:
 
 
 def labextensions_dir(shared_tmp: Path) -> Path:
-    """A folder holding the built lab extension as ``jupyter-copilot``.
+    """A folder holding the built lab extension as ``jupyterlab-agent-review`` (its npm name).
 
     It must be the same folder for every test of a run: JupyterLab's static file handler
     caches resolved paths at class level, across server instances.
@@ -64,7 +64,7 @@ def labextensions_dir(shared_tmp: Path) -> Path:
         )
     extensions = shared_tmp / "labextensions"
     extensions.mkdir(exist_ok=True)
-    link = extensions / "jupyter-copilot"
+    link = extensions / "jupyterlab-agent-review"
     if not link.exists():
         link.symlink_to(built, target_is_directory=True)
     return extensions

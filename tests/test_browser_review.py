@@ -605,7 +605,8 @@ async def test_a_review_that_cannot_be_shown_is_diff_unavailable(
         cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
         # The review's code is loaded on first use; a network that refuses it (a proxy, a
         # policy) leaves no way to show the diff, and nothing is written instead.
-        await lab.page.route("**/jupyter-copilot/static/*.js?*", lambda route: route.abort())
+        chunks = "**/jupyterlab-agent-review/static/*.js?*"
+        await lab.page.route(chunks, lambda route: route.abort())
         status, body = await propose(jp_fetch, proposal(cell), "no-diff")
         assert (status, body["error"]["code"]) == (409, "diff-unavailable")
         assert await model_source(lab, cell["cellId"]) == OLD

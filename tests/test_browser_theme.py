@@ -20,7 +20,7 @@ from tests.test_browser_chat import Chat
 # Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
 pytestmark = pytest.mark.browser
 
-PLUGIN = "jupyter-copilot:plugin"
+PLUGIN = "jupyterlab-agent-review:plugin"
 
 # The WCAG contrast of an element's text against the background it is drawn on: the first
 # opaque background among its ancestors, with the translucent ones above it blended in.

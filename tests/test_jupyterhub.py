@@ -410,15 +410,15 @@ def test_each_users_server_serves_jupyter_copilot_under_the_hub_prefix(hub: Hub,
     assert lab.status == 200, (lab.status, lab.text()[:500])
     config = page_config(lab.text())
     assert config["baseUrl"] == f"/user/{user}/"
-    (ours,) = [e for e in config["federated_extensions"] if e["name"] == "jupyter-copilot"]
+    (ours,) = [e for e in config["federated_extensions"] if e["name"] == "jupyterlab-agent-review"]
     assert ours["load"].startswith("static/remoteEntry.") and ours["extension"]
     entry = fetch(
-        hub.user_url(user, "lab", "extensions", "jupyter-copilot", ours["load"]),
+        hub.user_url(user, "lab", "extensions", "jupyterlab-agent-review", ours["load"]),
         token=hub.tokens[user],
     )
     assert entry.status == 200
     assert "javascript" in entry.headers.get("Content-Type", "")
-    assert b"jupyter-copilot" in entry.body
+    assert b"jupyterlab-agent-review" in entry.body
 
 
 @pytest.mark.browser

@@ -28,6 +28,7 @@ import { addCommands, addReviewCommands } from './commands';
 import { ConfigErrorPanel } from './configerror';
 import { ContextModel } from './contextmodel';
 import { FileReviewManager } from './filereview/manager';
+import { BridgeHandle, ReviewsHandle } from './handles';
 import { liveCellReader } from './livecells';
 import { readLiveContext } from './livestate';
 import { compileMatcher, matchesPage, pagePath } from './matcher';
@@ -40,16 +41,21 @@ import { CellRunner } from './run/runner';
 import { ChangesView } from './changes/view';
 import { ContextSnapshot } from './snapshot';
 import { PageStateTracker } from './state';
+import { ICopilotBridge, ICopilotReviews } from './tokens';
+
+export { ICopilotBridge, ICopilotReviews } from './tokens';
 
 /**
  * The jupyter-copilot page plugin: with the feature switch on, it opens the
  * page bridge, reports the live page state and adds the Copilot side panel.
  * With the switch off, or without the server extension, it does nothing.
+ * It provides {@link ICopilotBridge} at once; the bridge attaches to it later.
  */
-const plugin: JupyterFrontEndPlugin<void> = {
-  id: 'jupyter-copilot:plugin',
+const plugin: JupyterFrontEndPlugin<ICopilotBridge> = {
+  id: 'jupyterlab-agent-review:plugin',
   description: 'The Copilot side panel and the page bridge of jupyter-copilot.',
   autoStart: true,
+  provides: ICopilotBridge,
   requires: [INotebookTracker],
   optional: [
     ICommandPalette,
@@ -66,7 +72,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     rendermime: IRenderMimeRegistry | null,
     settings: ISettingRegistry | null,
     translator: ITranslator | null
-  ): void => {
+  ): ICopilotBridge => {
     const trans = (translator ?? nullTranslator).load('jupyter_copilot');
     const preferences = new Preferences();
     // Never hold up the application start on the server round trip, nor on
@@ -84,13 +90,36 @@ const plugin: JupyterFrontEndPlugin<void> = {
       trans,
       translator: translator ?? undefined,
       preferences
-    });
+    }).finally(() => Private.handles.bridge.absent());
+    return Private.handles.bridge;
   }
 };
 
-export default plugin;
+/**
+ * The reviews of this page for other extensions ({@link ICopilotReviews}),
+ * read from the review manager the page plugin makes.
+ */
+const reviewsPlugin: JupyterFrontEndPlugin<ICopilotReviews> = {
+  id: 'jupyterlab-agent-review:reviews',
+  description:
+    "The reviews that agents' proposals opened, for other extensions.",
+  autoStart: true,
+  provides: ICopilotReviews,
+  requires: [ICopilotBridge],
+  activate: (): ICopilotReviews => Private.handles.reviews
+};
+
+export default [plugin, reviewsPlugin];
 
 namespace Private {
+  /**
+   * The public faces of this page's bridge and reviews, one per page.
+   */
+  export const handles = {
+    bridge: new BridgeHandle(),
+    reviews: new ReviewsHandle()
+  };
+
   /**
    * What the plugin hands {@link start}.
    */
@@ -258,6 +287,8 @@ namespace Private {
       trans
     });
     bridge.connect();
+    handles.bridge.attach(bridge);
+    handles.reviews.attach(reviews);
 
     await app.restored;
     // Layout restore collapses the right sidebar; show the panel again.
