@@ -96,6 +96,11 @@ class Notebook:
         """The cell with that id."""
         return next(c for c in self.cells if c.id == cell_id)
 
+    def remove(self, cell_id: str) -> None:
+        """The person deletes a cell (it leaves the selection too)."""
+        self.cells = [c for c in self.cells if c.id != cell_id]
+        self.selected = [s for s in self.selected if s != cell_id]
+
     def snapshot(self) -> list[tuple[str, str, str, str]]:
         """Everything a proposal could change, to compare before and after a call."""
         return [(c.id, c.cell_type, c.source, json.dumps(c.metadata)) for c in self.cells]
