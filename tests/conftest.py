@@ -57,6 +57,16 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return WORKERS_PER_CPU * len(os.sched_getaffinity(0))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The ``shared_kernel`` mark: the test's kernel sessions attach to one real IPython kernel
+    per test process instead of launching their own (tests/kernels.py). For tests that need a
+    session's tool registration and never talk to its kernel."""
+    config.addinivalue_line(
+        "markers",
+        "shared_kernel: kernel sessions attach to one kernel per test process (tests/kernels.py)",
+    )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the tests of the modules in ``ONCE``; a name there that is no test module is an
     error, so that a renamed module is not silently run on every Python again."""

@@ -21,6 +21,10 @@ from tests.mcpclient import mcp_client, mcp_url, refusal_code, structured
 from tests.pages import ScriptedPage, context_answer, next_of, notebook_state
 from tests.server import INVOKE, start_session
 
+# The kernel sessions here only give the notebook its tool registrations; no test talks to the
+# kernel, so they attach to one real kernel per test process (tests/kernels.py).
+pytestmark = pytest.mark.shared_kernel
+
 OLD = "x = 1\n"
 NEW = "x = 2  # canary-7f3a\n"
 

@@ -19,6 +19,10 @@ from tests.mcpclient import mcp_client, mcp_url, read_cells_answer, structured
 from tests.pages import ScriptedPage, context_answer, notebook_state
 from tests.server import ABORT, INVOKE, call_action, start_session
 
+# The kernel sessions here only give the notebook its tool registrations; no test talks to the
+# kernel, so they attach to one real kernel per test process (tests/kernels.py).
+pytestmark = pytest.mark.shared_kernel
+
 CANARY = "CANARY-7f3c9e1d-do-not-leak"
 OLD = f"secret = '{CANARY}-old'\n"
 NEW = f"secret = '{CANARY}-new'\n"

@@ -14,6 +14,10 @@ from tests.conftest import make_notebook
 from tests.pages import ScriptedPage, context_answer, notebook_state
 from tests.server import INSERT_INVOKE, INVOKE, RUN_INVOKE, call_action, start_session
 
+# The kernel sessions here only give the notebook its tool registrations; no test talks to the
+# kernel, so they attach to one real kernel per test process (tests/kernels.py).
+pytestmark = pytest.mark.shared_kernel
+
 OLD = "x = 1\n"
 
 

@@ -26,6 +26,10 @@ from tests.mcpclient import mcp_url, read_cells_answer
 from tests.pages import ScriptedPage, context_answer, next_of, notebook_state
 from tests.server import INSERT_INVOKE, INVOKE, RUN_INVOKE, start_session
 
+# The kernel sessions here only give the notebook its tool registrations; no test talks to the
+# kernel, so they attach to one real kernel per test process (tests/kernels.py).
+pytestmark = pytest.mark.shared_kernel
+
 SOURCE = "def f(x):\n    return x  # canary-conv-41\n"
 #: What the scripted page answers once a run the person allowed has ended.
 RUN_DONE = {

@@ -23,6 +23,10 @@ from tests.eventually import eventually
 from tests.pages import ScriptedPage, context_answer, notebook_state
 from tests.server import ABORT, INVOKE, call_action, start_session
 
+# The kernel sessions here only give the notebook its tool registrations; no test talks to the
+# kernel, so they attach to one real kernel per test process (tests/kernels.py).
+pytestmark = pytest.mark.shared_kernel
+
 OLD = "x = 1\n"
 NEW = "x = 2\n"
 STALE = {"ok": False, "error": {"code": "stale-source", "message": "The cell changed."}}

@@ -38,6 +38,10 @@ from tests.server import (
 from tests.test_approvals import decide
 from tests.test_canary import our_events, read_events
 
+# The kernel sessions here only give the notebook its tool registrations; no test talks to the
+# kernel, so they attach to one real kernel per test process (tests/kernels.py).
+pytestmark = pytest.mark.shared_kernel
+
 OLD = "x = 1\n"
 SOURCE = "y = 2  # canary-41c0\n"
 UNAVAILABLE = {"ok": False, "error": {"code": "diff-unavailable", "message": "not shown"}}
