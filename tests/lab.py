@@ -3,14 +3,31 @@
 Browser tests are async functions on pytest-jupyter's event loop, so the Jupyter server and
 Playwright's async API share one loop. Chromium is Debian's ``/usr/bin/chromium``; it is
 never downloaded.
+
+One Chromium per test process, a browser context per page: pytest-jupyter's event loop is
+made and closed for each test, and a Playwright connection belongs to the loop that started
+it, so Chromium cannot be a Playwright browser kept from one test to the next. Instead
+Playwright's own browser server (``playwright launch-server``, the ``launchServer`` of its
+Node API, with the same launch options and flags as ``chromium.launch``) starts Chromium once,
+on the first page a test process opens, and each :func:`lab_page` connects to it and opens a
+new browser context: its own cookies, storage, cache and permissions, closed with the page.
+Connecting costs a few hundredths of a second where launching Chromium cost a second under
+load. The server stops when the test process ends; if Chromium or the server died, the next
+page starts a new one.
 """
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -47,6 +64,75 @@ def require_chromium() -> None:
     if os.environ.get("CI"):
         pytest.fail(message)
     pytest.skip(message)
+
+
+@dataclass
+class BrowserServer:
+    """Playwright's browser server running one Chromium, and where to connect to it."""
+
+    process: subprocess.Popen[bytes]
+    endpoint: str
+    folder: Path
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> None:
+        """End the server and its Chromium (their own process group)."""
+        if self.alive():
+            try:
+                os.killpg(self.process.pid, signal.SIGTERM)
+                self.process.wait(10)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+_browser_server: BrowserServer | None = None
+#: How many times this test process started the browser server.
+browser_server_starts = 0
+
+
+async def browser_server() -> BrowserServer:
+    """This test process's browser server, started on first use and again if it died."""
+    global _browser_server, browser_server_starts
+    if _browser_server is not None and _browser_server.alive():
+        return _browser_server
+    if _browser_server is not None:
+        _browser_server.stop()
+    folder = Path(tempfile.mkdtemp(prefix="copilot-chromium-"))
+    options = folder / "launch.json"
+    options.write_text(
+        json.dumps({"executablePath": CHROMIUM, "args": CHROMIUM_ARGS, "host": "127.0.0.1"})
+    )
+    endpoint_file = folder / "endpoint"
+    with endpoint_file.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "playwright", "launch-server", "--browser", "chromium"]
+            + ["--config", str(options)],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    _browser_server = BrowserServer(process, "", folder)
+    browser_server_starts += 1
+    deadline = time.monotonic() + 60
+    while not (endpoint := endpoint_file.read_text().strip()).startswith("ws://"):
+        if process.poll() is not None or time.monotonic() > deadline:
+            _browser_server.stop()
+            raise AssertionError(f"Playwright's browser server did not start Chromium {CHROMIUM}")
+        await asyncio.sleep(0.05)
+    _browser_server.endpoint = endpoint.splitlines()[0]
+    return _browser_server
+
+
+@atexit.register
+def stop_browser_server() -> None:
+    """Stop this test process's Chromium, if it started one."""
+    if _browser_server is not None:
+        _browser_server.stop()
 
 
 def labextensions_dir(shared_tmp: Path) -> Path:
@@ -242,7 +328,8 @@ class Lab:
 async def lab_page(
     serverapp: Any, path: str = "", *, width: int = 1400, panel: bool = True
 ) -> AsyncIterator[Lab]:
-    """Start Chromium, open JupyterLab at ``path`` and record the bridge traffic.
+    """Open JupyterLab at ``path`` in a new browser context of this process's Chromium and
+    record the bridge traffic.
 
     With ``panel=False`` (the feature switch off) it waits for the extension to have read
     the manifest and for the application's main area instead of the Copilot panel.
@@ -274,8 +361,9 @@ async def lab_page(
         ws.on("framesent", on_sent)
         ws.on("framereceived", on_received)
 
+    server = await browser_server()
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = await playwright.chromium.connect(server.endpoint)
         try:
             context = await browser.new_context(viewport={"width": width, "height": 900})
             page = await context.new_page()
@@ -295,6 +383,7 @@ async def lab_page(
             await settled(page)
             yield Lab(page, base, token, traffic)
         finally:
+            # Closes this test's contexts and disconnects; Chromium stays for the next test.
             await browser.close()
 
 
