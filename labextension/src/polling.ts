@@ -42,3 +42,22 @@ export function pollUntil<T>(
     void poll.schedule({ interval: first, phase: 'started' });
   });
 }
+
+/**
+ * A promise's value, or a rejection after `ms` milliseconds.
+ */
+export function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = window.setTimeout(() => reject(new Error('timeout')), ms);
+    promise.then(
+      value => {
+        window.clearTimeout(timer);
+        resolve(value);
+      },
+      reason => {
+        window.clearTimeout(timer);
+        reject(reason);
+      }
+    );
+  });
+}

@@ -8,7 +8,7 @@ import { IDisposable } from '@lumino/disposable';
 
 import type { Bridge } from '../bridge';
 import type { IFileReview, IFileReviewEnded } from '../protocol';
-import { fileLanguageExtensions, ILanguages } from '../review/placement';
+import { fileLanguageExtensions, ILanguages } from '../review/source';
 import type { FileReview } from './review';
 import type { FileReviewView } from './view';
 

@@ -20,16 +20,14 @@ import {
 } from './checks';
 import {
   findCell,
-  highlightedSource,
-  ILanguages,
   insertPending,
   insertReview,
-  languageExtensions,
   loadReviewModule,
   revealWhenHidden,
   showCell
 } from './placement';
 import type { Review } from './review';
+import { highlightedSource, ILanguages, languageExtensions } from './source';
 import type { ReviewView } from './view';
 
 /**

@@ -10,7 +10,7 @@ import { Widget } from '@lumino/widgets';
 import { element, styledButton } from '../dom';
 import { Visible } from '../visible';
 import { createDiff, lockHunks, releaseDiff, showHidden } from './diff';
-import { plainSource } from './placement';
+import { plainSource } from './source';
 
 /**
  * The review of one proposed whole-cell edit, shown inside the cell below
