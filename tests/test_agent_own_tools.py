@@ -449,6 +449,19 @@ async def test_the_agent_is_held_in_its_asking_mode_and_put_back_when_it_leaves(
     assert [e["modeId"] for e in agent_log(log, "set_mode")][-1] == "plan"
 
 
+@pytest.mark.parametrize("agent_env", [{"SCRIPTED_AGENT_MODES": "auto:auto,default"}])
+async def test_the_mode_an_agent_switched_itself_to_shows_its_hidden_characters_in_the_notice(
+    jp_fetch: Any, log: Path, agent_env: dict[str, str]
+) -> None:
+    # The mode's name is the agent's: a direction control would reorder the notice's words.
+    conversation = await create(jp_fetch, mode="autopilot")
+    await send(jp_fetch, conversation, "reply hi")
+    events = await send(jp_fetch, conversation, "switch-mode plan\u202eyolo\u200b")
+    [notice] = [n for n in notices(events) if "put back" in n]
+    assert "its 'plan\u27e8U+202E\u27e9yolo\u27e8U+200B\u27e9' mode" in notice
+    assert "\u202e" not in notice and "\u200b" not in notice
+
+
 @pytest.mark.parametrize("agent_env", [{"SCRIPTED_AGENT_MODES": "yolo:yolo,autoEdit"}])
 async def test_an_agent_with_only_unsafe_modes_gets_no_prompt(
     jp_fetch: Any, log: Path, agent_env: dict[str, str]

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..hiddenchars import escaped
 from .catalog import AgentSpec
 
 if TYPE_CHECKING:
@@ -142,8 +143,10 @@ class Turn:
         wake.set()
 
     def notice(self, text: str) -> None:
-        """Tell the person something about this turn, in its reply area."""
-        self.emit({"type": "notice", "text": text[:NOTICE_CHARS]})
+        """Tell the person something about this turn, in its reply area. Notices quote the
+        agent (a path, a title, the mode it switched to), so their hidden characters are
+        escaped here, for every notice (docs/security.md, "Cards and diffs")."""
+        self.emit({"type": "notice", "text": escaped(text[:NOTICE_CHARS])})
 
     def end(self, stop_reason: str, error: str | None = None) -> None:
         """End the turn (a second end is ignored)."""

@@ -352,11 +352,11 @@ class OwnTools:
         return terminal
 
     def _notice(self, text: str) -> None:
-        """A line in the turn; the paths and titles in it come from the agent, so their
-        hidden characters show as escapes."""
+        """A line in the turn (which shows the agent's paths and titles in it with their
+        hidden characters as escapes)."""
         turn = self.conversation.running
         if turn is not None:
-            turn.notice(escaped(text))
+            turn.notice(text)
 
     def _show_terminal(self, terminal: Terminal, shown: str) -> None:
         """A tool card of our own for the command, with its output when it ends."""
