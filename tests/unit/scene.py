@@ -45,7 +45,9 @@ from jupyter_copilot.toolspecs import EDIT_CELL, INSERT_CELL, RUN_CELL, build_pr
 #: The defaults of the ``CopilotApp`` settings the tools read (docs/protocol.md sections 4.1,
 #: 5 and 11.2); ``CopilotApp`` itself is not imported, as loading it costs seconds.
 SETTINGS: dict[str, Any] = {
-    "page_timeout_seconds": 10.0,
+    # Seconds a page has to answer; shorter than the product's 10, so that a page the
+    # harness does not answer fails a test quickly.
+    "page_timeout_seconds": 5.0,
     "context_budget_bytes": 8192,
     "tool_input_budget_bytes": 65536,
     "kernel_inspect_timeout_seconds": 2.0,
@@ -267,9 +269,11 @@ class Scene:
             served_type=self.served.type_of,
             settings=lambda: self.settings,
             run_policy=lambda: self.run_policy,
-            run_timeout=lambda: 600.0,
+            run_timeout=lambda: self.settings["page_timeout_seconds"],
         )
-        self.approvals = Approvals(self.telemetry, lambda: 300.0, lambda: 20)
+        # A card nobody answers ends within seconds, so that a broken check fails a test
+        # instead of hanging it (the product's default is 300 seconds).
+        self.approvals = Approvals(self.telemetry, lambda: 5.0, lambda: 20)
         self.tools: dict[str, ProposalTool] = build_proposal_tools(
             _REGISTRY, self.dispatcher, self.registrations, self.telemetry, host, self.approvals
         )
