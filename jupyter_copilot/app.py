@@ -36,6 +36,7 @@ from .collaboration import live_cell_data
 from .configcheck import screen, unique, without_own_settings
 from .dispatcher import Dispatcher
 from .edits import ServedCells
+from .kernelvars import KernelVariables
 from .killswitch import KillSwitch, KillSwitchState, config_directories, config_engaged
 from .mcp.endpoint import McpEndpoint
 from .mcp.tools import CopilotTools, ToolsHost
@@ -119,6 +120,19 @@ class CopilotApp(ExtensionApp):
         """,
     )
 
+    kernel_inspect_timeout_seconds = Float(
+        2.0,
+        min=0.1,
+        config=True,
+        help="""Seconds the kernel may spend listing or describing a variable.
+
+        Reading the active notebook's kernel variables (the `kernel_variables` context
+        reference) runs the product's own inspection code in the kernel while it is idle;
+        an object whose `repr` takes longer is stopped there, and a kernel that does not
+        answer within this time (plus one second) ends the call with `timeout`.
+        """,
+    )
+
     external_context_refs = List(
         Enum(NOTEBOOK_REFS),
         default_value=["selected_cell"],
@@ -128,8 +142,10 @@ class CopilotApp(ExtensionApp):
         Outside clients are MCP clients that authenticate with the person's Jupyter token
         (Claude Code, Codex, Cursor, VS Code, ...). `selected_cell`: the one cell the person
         has selected; `active_notebook`: every cell of the active notebook, in pages;
-        `cell_outputs`: cell outputs (rich outputs summarised as type and size). A read
-        without its reference ends with `blocked`. Checked on every call.
+        `cell_outputs`: cell outputs (rich outputs summarised as type and size);
+        `kernel_variables`: the names, types and sizes of the active notebook's kernel
+        variables, and descriptions of single ones. A read without its reference ends with
+        `blocked`. Checked on every call.
         """,
     )
 
@@ -241,9 +257,10 @@ class CopilotApp(ExtensionApp):
         config=True,
         help="""Context references that side-panel conversations may grant (policy).
 
-        A subset of `selected_cell`, `active_notebook`, `cell_outputs` and `files`; default
-        all. Only these are offered in the context menu; a conversation created with, changed
-        to, or sending a message with another ends with `not-permitted`, and an agent's
+        A subset of `selected_cell`, `active_notebook`, `cell_outputs`, `kernel_variables`
+        and `files`; default all. Only these are offered in the context menu; a
+        conversation created with, changed to, or sending a message with another ends with
+        `not-permitted`, and an agent's
         notebook read needing a reference no longer allowed ends with `blocked`.
         """,
     )
@@ -519,7 +536,18 @@ class CopilotApp(ExtensionApp):
             mcp_definitions(self.registry),
             self.notebook,
             self.proposal_tools,
-            ToolsHost(switches=self.switches, skills=lambda: self.skills),
+            ToolsHost(
+                switches=self.switches,
+                skills=lambda: self.skills,
+                variables=KernelVariables(
+                    self.dispatcher,
+                    self.registrations,
+                    self.serverapp.kernel_manager,
+                    self.serverapp.kernel_spec_manager,
+                    self._artifact_id,
+                    self._action_settings,
+                ),
+            ),
         )
         self.mcp = McpEndpoint(
             self.mcp_tools, self.skills.summary, __version__, self.telemetry, self.log
@@ -688,6 +716,7 @@ class CopilotApp(ExtensionApp):
             "page_timeout_seconds": self.page_timeout_seconds,
             "context_budget_bytes": self.context_budget_bytes,
             "tool_input_budget_bytes": self.tool_input_budget_bytes,
+            "kernel_inspect_timeout_seconds": self.kernel_inspect_timeout_seconds,
         }
 
     def _on_kill_switch_change(self, state: KillSwitchState) -> None:

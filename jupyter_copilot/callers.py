@@ -22,6 +22,8 @@ ACTIVE_NOTEBOOK = "active_notebook"
 CELL_OUTPUTS = "cell_outputs"
 #: Reads of non-notebook files under the server's root, through an agent's own file tools.
 FILES = "files"
+#: The variables of the active notebook's kernel, listed and described (protocol 11.3).
+KERNEL_VARIABLES = "kernel_variables"
 #: The references that read the notebook, which outside MCP clients can be granted too.
 NOTEBOOK_REFS = vocabulary.NOTEBOOK_REFS
 #: Every context reference, in the order they are documented (vocabulary ``contextRefs``).
@@ -51,6 +53,7 @@ _WHAT_REFS_ALLOW = {
     ACTIVE_NOTEBOOK: "the whole active notebook",
     CELL_OUTPUTS: "cell outputs",
     FILES: "files in the server's folder",
+    KERNEL_VARIABLES: "the notebook's kernel variables",
 }
 
 

@@ -128,6 +128,8 @@ CONTEXT_SNAPSHOT = ToolSpec(
 )
 READ_SELECTED_CELL = ToolSpec("notebook_read_selected_cell", "Read the selected cell")
 READ_CELLS = ToolSpec("notebook_read_cells", "Read the notebook in pages")
+LIST_VARIABLES = ToolSpec("notebook_list_variables", "List the kernel's variables")
+DESCRIBE_VARIABLE = ToolSpec("notebook_describe_variable", "Describe one kernel variable")
 EDIT_CELL = ToolSpec(
     "notebook_edit_cell",
     "Propose a whole-cell edit",
@@ -171,6 +173,8 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
     CONTEXT_SNAPSHOT,
     READ_SELECTED_CELL,
     READ_CELLS,
+    LIST_VARIABLES,
+    DESCRIBE_VARIABLE,
     EDIT_CELL,
     INSERT_CELL,
     RUN_CELL,

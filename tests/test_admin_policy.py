@@ -59,7 +59,13 @@ async def test_without_a_policy_everything_is_offered(jp_fetch: Any) -> None:
     assert body["policy"] == {
         "allowedAgents": ["scripted", "other"],
         "allowedModes": ["plan", "interactive", "autopilot"],
-        "allowedContextRefs": ["selected_cell", "active_notebook", "cell_outputs", "files"],
+        "allowedContextRefs": [
+            "selected_cell",
+            "active_notebook",
+            "cell_outputs",
+            "kernel_variables",
+            "files",
+        ],
         "restricted": False,
     }
 

@@ -97,6 +97,8 @@ async def test_tools_are_listed_with_their_schemas_and_annotations(
         "context_snapshot",
         "notebook_read_selected_cell",
         "notebook_read_cells",
+        "notebook_list_variables",
+        "notebook_describe_variable",
         "notebook_edit_cell",
         "notebook_insert_cell",
         "notebook_run_cell",

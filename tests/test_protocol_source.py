@@ -391,9 +391,13 @@ def test_python_names_match_the_vocabulary() -> None:
     assert {d["name"] for d in listed} | pages == set(vocabulary.TOOLS)
     assert {t["name"] for t in load_registry().tools} == pages
     assert set(vocabulary.TOOLS) == skills.TOOL_NAMES
-    assert (grants.SELECTED_CELL, grants.ACTIVE_NOTEBOOK, grants.CELL_OUTPUTS, grants.FILES) == (
-        vocabulary.CONTEXT_REFS
-    )
+    assert (
+        grants.SELECTED_CELL,
+        grants.ACTIVE_NOTEBOOK,
+        grants.CELL_OUTPUTS,
+        grants.KERNEL_VARIABLES,
+        grants.FILES,
+    ) == vocabulary.CONTEXT_REFS
     assert (grants.PLAN, grants.INTERACTIVE, grants.AUTOPILOT) == vocabulary.APPROVAL_MODES
     assert {context.VIEW_STATE, context.SELECTED_CELL} == set(vocabulary.CONTEXT_ENTRIES)
     sent_outcomes = {

@@ -39,6 +39,10 @@ _REF_TEXTS = {
     "selected_cell": ("Selected cell", "Read the one cell you have selected, with its hash."),
     "active_notebook": ("Active notebook", "Read every cell of the active notebook, in pages."),
     "cell_outputs": ("Cell outputs", "Read summaries of outputs of the cells it may read."),
+    "kernel_variables": (
+        "Kernel variables",
+        "List the notebook's variables and describe one (DataFrames, arrays); runs no agent code.",
+    ),
     "files": (
         "Files in the server's folder",
         "Read files in the server's folder through the agent's own tools (never notebooks).",

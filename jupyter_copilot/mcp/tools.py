@@ -23,9 +23,17 @@ import anyio
 import jsonschema
 
 from .. import toolspecs
-from ..callers import ACTIVE_NOTEBOOK, CELL_OUTPUTS, INTERACTIVE, NOTEBOOK_REFS, Caller
+from ..callers import (
+    ACTIVE_NOTEBOOK,
+    CELL_OUTPUTS,
+    INTERACTIVE,
+    KERNEL_VARIABLES,
+    NOTEBOOK_REFS,
+    Caller,
+)
 from ..callers import SELECTED_CELL as SELECTED_CELL_REF
 from ..context import SELECTED_CELL, VIEW_STATE
+from ..kernelvars import KernelVariables
 from ..notebook import NotebookReader
 from ..proposals import ProposalTool
 from ..refusals import Refusal
@@ -46,6 +54,8 @@ class ToolsHost:
 
     switches: Switches
     skills: Callable[[], SkillLibrary]
+    #: The active notebook's kernel variables (``kernelvars.py``); None where no server runs.
+    variables: KernelVariables | None = None
 
 
 class CopilotTools:
@@ -76,6 +86,8 @@ class CopilotTools:
             toolspecs.CONTEXT_SNAPSHOT.name: self._context_snapshot,
             toolspecs.READ_SELECTED_CELL.name: self._read_selected_cell,
             toolspecs.READ_CELLS.name: self._read_cells,
+            toolspecs.LIST_VARIABLES.name: self._list_variables,
+            toolspecs.DESCRIBE_VARIABLE.name: self._describe_variable,
             toolspecs.SKILL_READ.name: self._skill_read,
         }
         self._calls: dict[str, Call] = {
@@ -184,6 +196,19 @@ class CopilotTools:
         if "cursor" in arguments:
             cursor_artifact, start_cell = parse_cursor(arguments["cursor"])
         return await self.notebook.read_cells(cursor_artifact, start_cell, include_outputs, None)
+
+    async def _list_variables(self, caller: Caller, _: dict[str, Any]) -> dict[str, Any]:
+        caller.require(KERNEL_VARIABLES)
+        return await self._variables().list()
+
+    async def _describe_variable(self, caller: Caller, arguments: dict[str, Any]) -> dict[str, Any]:
+        caller.require(KERNEL_VARIABLES)
+        return await self._variables().describe(arguments["name"])
+
+    def _variables(self) -> KernelVariables:
+        if self.host.variables is None:
+            raise Refusal("no-active-session", "This server has no kernels to read.")
+        return self.host.variables
 
     async def _propose(
         self, tool: ProposalTool, caller: Caller, arguments: dict[str, Any]
