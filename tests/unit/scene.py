@@ -22,6 +22,7 @@ import asyncio
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,6 +161,8 @@ class Browser:
         self.run_answer: dict[str, Any] = {"executionCount": 1, "status": "ok", "outputs": []}
         #: Whether this page allows the approval cards it is shown, refuses them, or waits.
         self.approve: bool | None = True
+        #: Answers one request; a test replaces it to stay silent, fail or close instead.
+        self.respond: Callable[[dict[str, Any]], None] = self.answer
         self.session: PageSession = scene.pages.open(self._from_server)
 
     # -- what the page sends --------------------------------------------------------------
@@ -199,7 +202,7 @@ class Browser:
         self.received.append(message)
         if message["type"] == "request":
             self.requests.append(message)
-            asyncio.get_running_loop().call_soon(self._answer, message)
+            asyncio.get_running_loop().call_soon(self.respond, message)
         elif message["type"] == "approval" and self.approve is not None:
             request_id = message["request"]["requestId"]
             allow = self.approve
@@ -211,7 +214,8 @@ class Browser:
         """The types of the messages the server sent, in order."""
         return [m["type"] for m in self.received]
 
-    def _answer(self, request: dict[str, Any]) -> None:
+    def answer(self, request: dict[str, Any]) -> None:
+        """Answer a request as the lab extension does when all goes well."""
         action = request["action"]
         if action == GET_CONTEXT:
             data: dict[str, Any] = {
@@ -282,6 +286,12 @@ class Scene:
         self.browsers: list[Browser] = []
         self.kernel_session("a.ipynb")
         self.browser = self.connect("page-a", Notebook())
+
+    @property
+    def notebook(self) -> Notebook:
+        """The active notebook of the scene's first page."""
+        assert self.browser.notebook is not None
+        return self.browser.notebook
 
     # -- the server's facts ----------------------------------------------------------------
 

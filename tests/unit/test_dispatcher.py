@@ -118,7 +118,7 @@ async def test_a_page_that_has_not_said_hello_is_not_connected(scene: Scene) -> 
 async def test_a_tab_that_is_not_a_notebook_in_its_editing_view_is_not_authoring_view(
     scene: Scene,
 ) -> None:
-    scene.browser.notebook.view_type = "json"  # type: ignore[union-attr]
+    scene.notebook.view_type = "json"
     scene.browser.report()
     assert refused(scene.dispatcher.active_notebook) == (409, "not-authoring-view")
     scene.browser.notebook = None
@@ -161,7 +161,7 @@ async def test_context_carries_the_file_id_the_pill_source_and_its_hash(scene: S
     assert value["expectedSourceHash"] == source_hash("x = 1\n")
     assert selected["reference"]["label"] == "Selected python cell"
     # The context is read at call time, from the page's live model.
-    scene.browser.notebook.cell("c1").source = "x = 2\n"  # type: ignore[union-attr]
+    scene.notebook.cell("c1").source = "x = 2\n"
     value = (await scene.reader.context(caller()))[1]["value"]
     assert value["expectedSourceHash"] == source_hash("x = 2\n")
 
@@ -173,13 +173,13 @@ async def test_context_carries_the_file_id_the_pill_source_and_its_hash(scene: S
 async def test_permission_mode_is_edit_only_when_the_page_and_the_authorizer_allow_it(
     scene: Scene, page_writable: bool, may_write: bool, mode: str
 ) -> None:
-    scene.browser.notebook.writable = page_writable  # type: ignore[union-attr]
+    scene.notebook.writable = page_writable
     entries = await scene.reader.context(caller(may_write=may_write))
     assert entries[0]["value"]["permissionMode"] == mode
 
 
 async def test_no_pill_unless_exactly_one_cell_is_selected(scene: Scene) -> None:
-    scene.browser.notebook.selected = ["c1", "c3"]  # type: ignore[union-attr]
+    scene.notebook.selected = ["c1", "c3"]
     entries = await scene.reader.context(caller())
     assert [e["name"] for e in entries] == ["notebook_view_state"]
     assert entries[0]["value"]["selectedCellCount"] == 2
@@ -192,7 +192,7 @@ async def test_a_notebook_the_file_id_index_does_not_know_gets_no_context(scene:
 
 async def test_a_pill_over_the_budget_is_sent_without_source_and_hash(scene: Scene) -> None:
     scene.settings["context_budget_bytes"] = 600
-    scene.browser.notebook.cell("c1").source = "y" * 700  # type: ignore[union-attr]
+    scene.notebook.cell("c1").source = "y" * 700
     selected = (await scene.reader.context(caller()))[1]
     assert "source" not in selected["value"] and "expectedSourceHash" not in selected["value"]
     assert selected["omitted"] == {"reason": "over-budget", "sourceBytes": 700, "budgetBytes": 600}
@@ -200,7 +200,7 @@ async def test_a_pill_over_the_budget_is_sent_without_source_and_hash(scene: Sce
 
 async def test_a_served_pill_remembers_its_cell_type_for_the_edit(scene: Scene) -> None:
     await scene.reader.context(caller())
-    assert scene.served.type_of("nb-a", "c1", source_hash("x = 1\n")) == "code"
+    assert scene.served.type_of("nb-a", "c1", scene.notebook.cell("c1").hash) == "code"
 
 
 # -- a page that does not answer -------------------------------------------------------------
@@ -208,7 +208,7 @@ async def test_a_served_pill_remembers_its_cell_type_for_the_edit(scene: Scene) 
 
 async def test_a_page_that_does_not_answer_in_time_is_timeout(scene: Scene) -> None:
     scene.settings["page_timeout_seconds"] = 0.01
-    scene.browser._answer = lambda request: None  # type: ignore[method-assign]
+    scene.browser.respond = lambda request: None
     assert await refused_async(scene.reader.context(caller())) == (504, "timeout")
     assert scene.browser.session.pending_count == 0
 
@@ -216,7 +216,7 @@ async def test_a_page_that_does_not_answer_in_time_is_timeout(scene: Scene) -> N
 async def test_a_page_that_closes_while_asked_fails_the_request_with_timeout(
     scene: Scene,
 ) -> None:
-    scene.browser._answer = lambda request: scene.browser.close()  # type: ignore[method-assign]
+    scene.browser.respond = lambda request: scene.browser.close()
     assert await refused_async(scene.reader.context(caller())) == (504, "timeout")
 
 
@@ -229,5 +229,5 @@ async def test_a_page_answering_with_a_code_not_its_own_is_page_error(scene: Sce
             {"type": "result", "requestId": request["requestId"], "ok": False, "error": error}
         )
 
-    browser._answer = answer  # type: ignore[method-assign]
+    browser.respond = answer
     assert await refused_async(scene.reader.context(caller())) == (502, "page-error")

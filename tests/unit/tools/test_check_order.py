@@ -197,7 +197,7 @@ async def attempt_for(scene: Scene, tool: Tool) -> Attempt:
     scene.collaborate()
     await scene.reader.context(caller())
     scene.browser.requests.clear()
-    return Attempt(scene, tool.data(scene.browser.notebook))  # type: ignore[arg-type]
+    return Attempt(scene, tool.data(scene.notebook))
 
 
 async def outcome(scene: Scene, tool: Tool, *names: str) -> Refusal:

@@ -42,7 +42,7 @@ async def test_the_result_is_metadata_only_and_the_page_gets_the_served_type(
 ) -> None:
     await scene.reader.context(caller())
     scene.browser.requests.clear()
-    before = scene.browser.notebook.snapshot()  # type: ignore[union-attr]
+    before = scene.notebook.snapshot()
     result = await edit(scene, edit_input(scene), call_id="call-1")
     assert result == {
         "success": True,
@@ -57,7 +57,7 @@ async def test_the_result_is_metadata_only_and_the_page_gets_the_served_type(
     assert request["data"]["expectedCellType"] == "code"
     assert request["data"]["path"] == "a.ipynb" and request["data"]["callId"] == "call-1"
     # The page opens a review; the notebook changes only on Keep.
-    assert scene.browser.notebook.snapshot() == before  # type: ignore[union-attr]
+    assert scene.notebook.snapshot() == before
 
 
 async def test_a_cell_never_served_goes_to_the_page_without_a_type(scene: Scene) -> None:
@@ -67,7 +67,7 @@ async def test_a_cell_never_served_goes_to_the_page_without_a_type(scene: Scene)
 
 async def test_without_a_live_document_the_page_judges_a_stale_hash(scene: Scene) -> None:
     data = edit_input(scene)
-    scene.browser.notebook.cell("c1").source = "changed\n"  # type: ignore[union-attr]
+    scene.notebook.cell("c1").source = "changed\n"
     await edit(scene, data)
     assert scene.requests()[-1]["data"]["expectedSourceHash"] == data["expectedSourceHash"]
 

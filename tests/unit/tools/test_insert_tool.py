@@ -23,7 +23,7 @@ async def insert(scene: Scene, data: dict[str, Any]) -> dict[str, Any]:
 
 
 async def test_the_result_is_metadata_only_and_the_page_gets_the_new_cell(scene: Scene) -> None:
-    before = scene.browser.notebook.snapshot()  # type: ignore[union-attr]
+    before = scene.notebook.snapshot()
     result = await insert(scene, insert_input())
     assert result == {
         "success": True,
@@ -39,7 +39,7 @@ async def test_the_result_is_metadata_only_and_the_page_gets_the_new_cell(scene:
         "source": "y = 3\n",
     }
     # Pending until Keep: the notebook's cells are unchanged.
-    assert scene.browser.notebook.snapshot() == before  # type: ignore[union-attr]
+    assert scene.notebook.snapshot() == before
 
 
 async def test_a_missing_anchor_in_the_live_document_is_cell_not_found(scene: Scene) -> None:
