@@ -126,3 +126,20 @@ async def test_a_repeated_call_id_returns_the_first_result_and_opens_one_review(
         await edit(scene, edit_input(scene, "other\n"), call_id="call-1")
     assert err.value.code == "invalid-input"
     assert len(scene.requests()) == 1
+
+
+async def test_a_page_that_cannot_show_the_diff_ends_the_call_with_diff_unavailable(
+    scene: Scene,
+) -> None:
+    browser = scene.browser
+
+    def cannot_show(request: dict[str, Any]) -> None:
+        error = {"code": "diff-unavailable", "message": "no diff view"}
+        browser.send(
+            {"type": "result", "requestId": request["requestId"], "ok": False, "error": error}
+        )
+
+    browser.respond = cannot_show
+    with pytest.raises(Refusal) as err:
+        await edit(scene, edit_input(scene))
+    assert (err.value.status, err.value.code) == (409, "diff-unavailable")

@@ -136,3 +136,19 @@ def test_outputs_are_kept_in_order_while_they_fit_and_the_rest_are_counted() -> 
     kept = len(some["outputs"])
     assert 0 < kept < 5 and some["outputsOmitted"] == 5 - kept
     assert some["outputs"] == outputs[:kept]
+
+
+async def test_an_abort_while_the_card_waits_ends_the_card_and_nothing_runs(
+    scene: Scene,
+) -> None:
+    scene.browser.approve = None
+    call = asyncio.ensure_future(run(scene, run_input(scene), call_id="call-1"))
+    while not scene.cards():
+        await asyncio.sleep(0)
+    assert await scene.tools[RUN_CELL.name].abort({"callId": "call-1"}) == {"aborted": True}
+    with pytest.raises(Refusal) as err:
+        await call
+    assert err.value.code == "aborted"
+    ended = [m for m in scene.browser.received if m["type"] == "approval-ended"]
+    assert [m["outcome"] for m in ended] == ["aborted"]
+    assert [r for r in scene.requests() if r["action"] == RUN_CELL.invoke_action] == []
