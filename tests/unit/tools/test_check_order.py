@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -307,3 +308,26 @@ async def test_a_user_the_authorizer_will_not_let_write_is_read_only(
         await scene.tools[tool.name].invoke(caller(may_write=False), attempt.data)
     assert err.value.code == "read-only"
     assert scene.requests() == [] and scene.cards() == []
+
+
+#: Where docs/protocol.md lists each tool's order. The edit's section 5 names plan-mode only
+#: among the other codes; its place (after the switches) is in section 8 and as in 11.1.
+DOCUMENTED_ORDER = {
+    EDIT.name: ("## 5. ", "## 6. ", {"plan-mode"}),
+    INSERT.name: ("### 11.1 ", "### 11.2 ", set()),
+    RUN.name: ("### 11.2 ", "## 12. ", set()),
+}
+
+
+@pytest.mark.parametrize("tool", TOOLS, ids=str)
+def test_the_conditions_follow_the_order_the_protocol_documents(tool: Tool) -> None:
+    docs = (Path(__file__).parents[3] / "docs" / "protocol.md").read_text(encoding="utf-8")
+    start, end, unlisted = DOCUMENTED_ORDER[tool.name]
+    section = docs[docs.index(start) : docs.index(end)]
+    at = 0
+    for condition in applicable(tool):
+        if condition.code in unlisted:
+            continue
+        found = section.find(f"`{condition.code}`", at)
+        assert found >= 0, f"{condition.name}: `{condition.code}` is not where the docs list it"
+        at = found
