@@ -25,7 +25,6 @@ import { Bridge } from './bridge';
 import { ArchiveModel } from './chat/archive';
 import { ChatModel } from './chat/model';
 import { addCommands, addReviewCommands } from './commands';
-import { ConfigErrorPanel } from './configerror';
 import { ContextModel } from './contextmodel';
 import { FileReviewManager } from './filereview/manager';
 import { BridgeHandle, ReviewsHandle } from './handles';
@@ -37,7 +36,7 @@ import { Preferences } from './preferences';
 import { cellLinks, findCellById } from './reveal';
 import { readCells } from './readcells';
 import { ReviewManager } from './review/manager';
-import { CellRunner } from './run/runner';
+import type { CellRunner } from './run/runner';
 import { ChangesView } from './changes/view';
 import { ContextSnapshot } from './snapshot';
 import { PageStateTracker } from './state';
@@ -139,13 +138,16 @@ namespace Private {
 
   /**
    * Show the panel that names the server's invalid settings, when it has any.
+   * Its code loads only then, off the start bundle.
    */
   async function showConfigErrors(
     app: JupyterFrontEnd,
     api: CopilotApi,
     trans: TranslationBundle
   ): Promise<void> {
-    const names = ConfigErrorPanel.names((await api.status()).result);
+    const status = (await api.status()).result;
+    const { ConfigErrorPanel } = await import('./configerror');
+    const names = ConfigErrorPanel.names(status);
     if (names.length === 0) {
       return;
     }
@@ -267,16 +269,24 @@ namespace Private {
         trans
       })
     );
-    // A run reaches the page only after the person allowed its card.
-    const runner = new CellRunner({
-      shell: app.shell,
-      notebooks,
-      translator: options.translator
-    });
+    // A run reaches the page only after the person allowed its card. The
+    // runner's code loads on the first run request, off the start bundle.
+    let runner: Promise<CellRunner> | null = null;
+    const loadRunner = () =>
+      (runner ??= import('./run/runner').then(
+        m =>
+          new m.CellRunner({
+            shell: app.shell,
+            notebooks,
+            translator: options.translator
+          })
+      ));
     bridge.registerAction(Actions.runCellInvoke, async data => ({
-      ...(await runner.invoke(data))
+      ...(await (await loadRunner()).invoke(data))
     }));
-    bridge.registerAction(Actions.runCellAbort, data => runner.abort(data));
+    bridge.registerAction(Actions.runCellAbort, async data =>
+      (await loadRunner()).abort(data)
+    );
     // Proposals to write other files open as tabs of their own; only the
     // server writes, once the person keeps one.
     new FileReviewManager({

@@ -49,8 +49,7 @@ export interface ICopilotBridge {
  * The lab extension's bridge, for other extensions to build on.
  */
 export const ICopilotBridge = new Token<ICopilotBridge>(
-  'jupyterlab-agent-review:ICopilotBridge',
-  'What a page may read of its bridge to the jupyter-copilot server extension.'
+  'jupyterlab-agent-review:ICopilotBridge'
 );
 
 /**
@@ -120,6 +119,5 @@ export namespace ICopilotReviews {
  * The lab extension's reviews, for other extensions to build on.
  */
 export const ICopilotReviews = new Token<ICopilotReviews>(
-  'jupyterlab-agent-review:ICopilotReviews',
-  "What a page may read of the reviews that agents' proposals opened."
+  'jupyterlab-agent-review:ICopilotReviews'
 );
