@@ -243,3 +243,162 @@ async def test_a_run_card_shows_a_hidden_character_in_the_notebooks_name(
         await card.locator(".jp-Copilot-ApprovalDeny").click()
         status, body = await call
         assert body["error"]["code"] == "denied", body
+
+
+async def test_ask_before_edits_cards_name_the_notebook_with_its_escapes_and_the_review_shows_the_trojan_source(  # noqa: E501
+    lab_server, jp_fetch, jp_root_dir: Path, log: Path
+) -> None:
+    # Cards carry no source (docs/security.md): the notebook's name is what an edit card
+    # quotes; the proposal itself shows in the review that opens after Allow once.
+    name = f"acc{ZWSP}ess.ipynb"
+    make_notebook(jp_root_dir, name, ["import os", CELL_OLD])
+    shown_name = f"acc{escape(ZWSP)}ess.ipynb"
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, name)
+        cell = await selected_cell(lab, jp_fetch, name, 1)
+        chat = Chat(lab)
+        await chat.choose_agent("scripted")
+        assert await lab.page.locator(".jp-Copilot-ModeSelect").input_value() == "interactive"
+        edit = {k: cell[k] for k in ("artifactId", "cellId", "expectedSourceHash")}
+        await chat.send(f"mcp notebook_edit_cell {json.dumps({**edit, 'newSource': CELL_NEW})}")
+        card = lab.page.locator(".jp-Copilot-Approval[data-state=pending]")
+        await card.wait_for(state="visible", timeout=30000)
+        assert await card.locator(".jp-Copilot-ApprovalTool").inner_text() == "notebook_edit_cell"
+        target = card.locator(".jp-Copilot-ApprovalTarget")
+        assert await target.inner_text() == f"Cell 2 of 2 in {shown_name}"
+        assert await escapes(target) == [(escape(ZWSP), "invisible")]
+        assert await styled(target.locator(".jp-Copilot-HiddenChar"))
+        words = await card.text_content() or ""
+        assert not any(c in words for c in (RLO, LRI, PDI, ZWSP))
+        await lab.screenshot("copilot-hidden-edit-card.png")
+        await card.locator(".jp-Copilot-ApprovalAllow").click()
+        # The review after Allow once: the Trojan Source as escapes, and a sentence saying so.
+        review = lab.notebook(name).locator(".jp-Copilot-Review")
+        await review.wait_for(state="visible", timeout=30000)
+        notice = await review.locator(".jp-Copilot-HiddenNotice").inner_text()
+        assert notice == f"{NOTICE} {escape(RLO)}, {escape(LRI)}, {escape(PDI)}."
+        added = review.locator(".cm-content > .cm-line")
+        assert [e for e, _ in await escapes(added)] == [escape(c) for c in (RLO, LRI, PDI, LRI)]
+        # The Changes list names the notebook with its escape too.
+        row = lab.page.locator(".jp-Copilot-Change[data-kind=edit]")
+        await row.wait_for(state="visible")
+        link = row.locator(".jp-Copilot-ChangeLink")
+        assert await link.inner_text() == f"Edit of cell 2 in {shown_name}"
+        assert await escapes(link) == [(escape(ZWSP), "invisible")]
+        assert await styled(link.locator(".jp-Copilot-HiddenChar"))
+        await lab.screenshot("copilot-hidden-edit-review.png")
+        await review.locator(".jp-Copilot-ReviewUndo").click()
+        await chat.idle()
+    assert RLO not in (jp_root_dir / name).read_text(encoding="utf-8")
+
+
+async def test_ask_before_edits_insert_card_and_pending_cell_show_the_hidden_characters(
+    lab_server, jp_fetch, jp_root_dir: Path, log: Path
+) -> None:
+    name = f"re{ZWSP}port.ipynb"
+    make_notebook(jp_root_dir, name, ["import os", "x = 1"])
+    shown_name = f"re{escape(ZWSP)}port.ipynb"
+    source = f"if user != 'none{RLO}{LRI}': # admins only{PDI}{LRI}' and user != 'guest':\n    ok{ZWSP}()\n"  # noqa: E501
+    async with lab_page(lab_server) as lab:
+        await open_notebook(lab, jp_fetch, name)
+        cell = await selected_cell(lab, jp_fetch, name, 1)
+        chat = Chat(lab)
+        await chat.choose_agent("scripted")
+        data = {
+            "artifactId": cell["artifactId"],
+            "afterCellId": cell["cellId"],
+            "cellType": "code",
+            "source": source,
+        }
+        await chat.send(f"mcp notebook_insert_cell {json.dumps(data)}")
+        card = lab.page.locator(".jp-Copilot-Approval[data-state=pending]")
+        await card.wait_for(state="visible", timeout=30000)
+        assert await card.locator(".jp-Copilot-ApprovalTool").inner_text() == "notebook_insert_cell"
+        target = card.locator(".jp-Copilot-ApprovalTarget")
+        assert shown_name in await target.inner_text()
+        assert await escapes(target) == [(escape(ZWSP), "invisible")]
+        words = await card.text_content() or ""
+        assert not any(c in words for c in (RLO, LRI, PDI, ZWSP))
+        await lab.screenshot("copilot-hidden-insert-card.png")
+        await card.locator(".jp-Copilot-ApprovalAllow").click()
+        pending = lab.notebook(name).locator(".jp-Copilot-PendingCell")
+        await pending.wait_for(state="visible", timeout=30000)
+        text = pending.locator(".jp-Copilot-PendingSource")
+        assert [e for e, _ in await escapes(text)] == [
+            escape(c) for c in (RLO, LRI, PDI, LRI, ZWSP)
+        ]
+        notice = await pending.locator(".jp-Copilot-HiddenNotice").inner_text()
+        assert notice == f"{NOTICE} {escape(RLO)}, {escape(LRI)}, {escape(PDI)}."
+        row = lab.page.locator(".jp-Copilot-Change[data-kind=insert] .jp-Copilot-ChangeLink")
+        await row.wait_for(state="visible")
+        assert await row.inner_text() == f"New cell after cell 2 in {shown_name}"
+        assert await escapes(row) == [(escape(ZWSP), "invisible")]
+        await lab.screenshot("copilot-hidden-insert-pending.png")
+        await pending.locator(".jp-Copilot-ReviewUndo").click()
+        await chat.idle()
+
+
+async def test_the_agents_own_permission_card_shows_its_titles_hidden_characters(
+    lab_server, jp_fetch, jp_root_dir: Path, log: Path
+) -> None:
+    # "notes.txt", then a right-to-left override: "exe.bat" reads as "tab.exe"; a zero-width
+    # space hides in "notes".
+    title = f"Write no{ZWSP}tes.txt{RLO}exe.bat"
+    async with lab_page(lab_server) as lab:
+        chat = Chat(lab)
+        await chat.root.wait_for(state="visible")
+        await chat.choose_agent("scripted")
+        await chat.send(f"permission-kind edit {title}")
+        card = lab.page.locator(".jp-Copilot-Approval[data-kind=permission]")
+        await card.wait_for(state="visible", timeout=30000)
+        tool = card.locator(".jp-Copilot-ApprovalTool")
+        assert await tool.inner_text() == f"Write no{escape(ZWSP)}tes.txt{escape(RLO)}exe.bat"
+        assert await escapes(tool) == [(escape(ZWSP), "invisible"), (escape(RLO), "bidi")]
+        assert await styled(tool.locator(".jp-Copilot-HiddenChar").first)
+        words = await card.text_content() or ""
+        assert not any(c in words for c in (RLO, ZWSP))
+        # The message that asked for it, the person's own, shows its escapes too.
+        said = chat.messages("user").last.locator(".jp-Copilot-MessageText")
+        assert await escapes(said) == [(escape(ZWSP), "invisible"), (escape(RLO), "bidi")]
+        heading = lab.page.locator(".jp-Copilot-ChatTitle")
+        assert await escapes(heading) == [(escape(ZWSP), "invisible"), (escape(RLO), "bidi")]
+        assert await heading.get_attribute("title") == (
+            f"permission-kind edit Write no{escape(ZWSP)}tes.txt{escape(RLO)}exe.bat"
+        )
+        await lab.screenshot("copilot-hidden-permission-card.png")
+        await card.locator("[data-option-id='not-now']").click()
+        await chat.idle()
+        assert agent_log(log, "permission")[-1]["chose"] == "not-now"
+
+
+async def test_a_chat_tool_card_shows_the_hidden_characters_of_its_title_and_error(
+    lab_server, jp_fetch, jp_root_dir: Path, log: Path
+) -> None:
+    title = f"Read no{ZWSP}tes.txt{RLO}exe.bat"
+    error = f"Access denied{RLO} rof nimda{WJ}\r\nsee the log"
+    async with lab_page(lab_server) as lab:
+        chat = Chat(lab)
+        await chat.root.wait_for(state="visible")
+        await chat.choose_agent("scripted")
+        await chat.send(f"tool-call {json.dumps({'title': title, 'error': error})}")
+        await chat.idle()
+        card = lab.page.locator(".jp-Copilot-ToolCard[data-status=failed]")
+        shown = card.locator(".jp-Copilot-ToolCardTitle")
+        assert await shown.inner_text() == f"Read no{escape(ZWSP)}tes.txt{escape(RLO)}exe.bat"
+        assert await escapes(shown) == [(escape(ZWSP), "invisible"), (escape(RLO), "bidi")]
+        assert await styled(shown.locator(".jp-Copilot-HiddenChar").first)
+        assert await shown.get_attribute("title") == (
+            f"Read no{escape(ZWSP)}tes.txt{escape(RLO)}exe.bat"
+        )
+        short = card.locator(".jp-Copilot-ToolCardError")
+        assert await short.inner_text() == f"Access denied{escape(RLO)} rof nimda{escape(WJ)}"
+        await card.locator(".jp-Copilot-ToolCardDetails summary").click()
+        full = card.locator(".jp-Copilot-ToolCardFull")
+        # A CRLF line break is a line break; every other hidden character an escape.
+        assert await escapes(full) == [(escape(RLO), "bidi"), (escape(WJ), "invisible")]
+        assert "see the log" in await full.inner_text()
+        words = await card.text_content() or ""
+        assert not any(c in words for c in (RLO, ZWSP, WJ, "\r"))
+        # The title is not cut short: every escape in it shows.
+        assert await shown.evaluate("e => e.scrollWidth <= e.clientWidth")
+        await lab.screenshot("copilot-hidden-tool-card.png")

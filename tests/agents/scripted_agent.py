@@ -11,6 +11,7 @@ Stop); ``stubborn`` (ignores Stop); ``crash``; ``permission``;
 ``mcp <tool> <json>``; ``edit-selected <json string>``; ``read <path>``;
 ``write <path> <json string>``; ``shell <command line>``;
 ``terminal <json {command, args, env, cwd}>``; ``switch-mode <id>``;
+``tool-call <json {title, error}>`` (reports a tool call of its own that failed);
 ``spawn-child``; ``escape`` (a helper outside its process group keeps stdout open, and
 it ignores SIGTERM); ``ignore-term``; ``touch <path>`` (writes a file itself, not through the
 client, as an unrouted tool would); ``peek <path>`` (reads a file itself).
@@ -303,6 +304,14 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
                 )
                 out = await self.conn.terminal_output(session_id=session_id, terminal_id=tid)
                 record("terminal-done", exitCode=exit_.exit_code, output=out.output)
+        elif word == "tool-call":
+            spec = json.loads(rest)
+            start = acp.start_tool_call("own-call", spec["title"], kind="other")
+            await self.conn.session_update(session_id, start)
+            failed = [acp.tool_content(acp.text_block(spec["error"]))]
+            update = acp.update_tool_call("own-call", status="failed", content=failed)
+            await self.conn.session_update(session_id, update)
+            await say("called")
         elif word == "switch-mode":
             await self.conn.session_update(
                 session_id,

@@ -11,6 +11,7 @@ import type { ChatModel } from '../chat/model';
 import { element, styledButton } from '../dom';
 import { cellPosition, revealCell } from '../reveal';
 import type { ReviewManager } from '../review/manager';
+import { Visible } from '../visible';
 import { IChange, openCallIds, stateText, turnChanges } from './list';
 
 /**
@@ -24,7 +25,8 @@ import { IChange, openCallIds, stateText, turnChanges } from './list';
  * DOM hooks: `.jp-Copilot-Changes` (hidden while empty), one
  * `.jp-Copilot-Change[data-call-id][data-kind][data-state]` per review with
  * its link `.jp-Copilot-ChangeLink` and `.jp-Copilot-ChangeState`, and the
- * buttons `.jp-Copilot-KeepAll` and `.jp-Copilot-UndoAll`.
+ * buttons `.jp-Copilot-KeepAll` and `.jp-Copilot-UndoAll`. A notebook's
+ * name shows its hidden characters as escapes (see {@link Visible}).
  */
 export class ChangesView extends Widget {
   constructor(options: ChangesView.IOptions) {
@@ -35,6 +37,7 @@ export class ChangesView extends Widget {
     this._shell = options.shell;
     this._trans = options.trans;
     const trans = this._trans;
+    this._titles = Visible.titles(trans);
     this.addClass('jp-Copilot-Changes');
     this.node.setAttribute('role', 'region');
     this.node.setAttribute('aria-label', trans.__('Changes'));
@@ -154,10 +157,9 @@ export class ChangesView extends Widget {
         ? trans.__('Edit of cell %1 in %2', at.index + 1, name)
         : trans.__('Edit of a cell in %1', name);
     }
-    const link = styledButton(
-      'jp-Copilot-CellLink jp-Copilot-ChangeLink',
-      label
-    );
+    const link = styledButton('jp-Copilot-CellLink jp-Copilot-ChangeLink', '');
+    // The notebook's name is the agent's choice: hidden characters as escapes.
+    Visible.setText(link, label, this._titles);
     link.title = trans.__('Show this change in its notebook');
     item.append(
       link,
@@ -171,6 +173,7 @@ export class ChangesView extends Widget {
   private _notebooks: INotebookTracker;
   private _shell: JupyterFrontEnd.IShell;
   private _trans: TranslationBundle;
+  private _titles: Visible.Titles;
   private _list: HTMLElement;
   private _keepAll: HTMLButtonElement;
   private _undoAll: HTMLButtonElement;

@@ -7,6 +7,7 @@ import { Panel, Widget } from '@lumino/widgets';
 
 import { element, styledButton } from '../dom';
 import type { ICellLinks } from '../reveal';
+import { Visible } from '../visible';
 import { ReplyView } from './reply';
 import { ToolCard } from './toolcard';
 import { endNotice, INotice, ITurn } from './transcript';
@@ -153,7 +154,11 @@ namespace Private {
       this._trans = trans;
       const u = element('div', 'jp-Copilot-Message');
       u.dataset.role = 'user';
-      u.append(element('div', 'jp-Copilot-MessageText', turn.user.text));
+      // The person's own words, shown as the agent receives them: hidden
+      // characters (pasted with a text) as escapes.
+      const said = element('div', 'jp-Copilot-MessageText');
+      Visible.setText(said, turn.user.text, Visible.titles(trans));
+      u.append(said);
       const a = turn.user.attachment;
       if (a) {
         const label = a.label || trans.__('Cell');
@@ -245,8 +250,13 @@ namespace Private {
       if (list.childElementCount > notices.length) {
         list.replaceChildren();
       }
+      // A notice quotes the agent (a path, a title): hidden characters as
+      // escapes.
+      const titles = Visible.titles(this._trans);
       for (const text of notices.slice(list.childElementCount)) {
-        list.append(element('div', 'jp-Copilot-Notice', text));
+        const node = element('div', 'jp-Copilot-Notice');
+        Visible.setText(node, text, titles);
+        list.append(node);
       }
       this._notices.setHidden(notices.length === 0);
     }
@@ -283,12 +293,18 @@ namespace Private {
         const box = element('div', 'jp-Copilot-TurnNotice');
         box.dataset.level = notice.level;
         box.setAttribute('role', notice.level === 'error' ? 'alert' : 'status');
-        box.append(element('span', 'jp-Copilot-TurnNoticeText', notice.text));
+        // An error's words may be the agent's: hidden characters as escapes.
+        const titles = Visible.titles(this._trans);
+        const text = element('span', 'jp-Copilot-TurnNoticeText');
+        Visible.setText(text, notice.text, titles);
+        box.append(text);
         if (notice.details) {
           const details = element('details', 'jp-Copilot-TurnNoticeDetails');
+          const full = element('pre', '');
+          Visible.setText(full, notice.details, titles);
           details.append(
             element('summary', '', this._trans.__('Details')),
-            element('pre', '', notice.details)
+            full
           );
           box.append(details);
         }

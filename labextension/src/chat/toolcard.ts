@@ -5,7 +5,9 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import { checkIcon, closeIcon, LabIcon } from '@jupyterlab/ui-components';
 
 import { element, styledButton } from '../dom';
+import { HiddenChars } from '../hiddenchars';
 import type { ICellLinks } from '../reveal';
+import { Visible } from '../visible';
 import { IToolCall, shortError } from './transcript';
 
 /**
@@ -16,7 +18,8 @@ import { IToolCall, shortError } from './transcript';
  * error `.jp-Copilot-ToolCardError`; a collapsed `<details>`
  * (`.jp-Copilot-ToolCardDetails`) holds the whole error
  * (`pre.jp-Copilot-ToolCardFull`) and a command's output
- * (`pre.jp-Copilot-ToolCardOutput`), whatever the status.
+ * (`pre.jp-Copilot-ToolCardOutput`), whatever the status. Every text is the
+ * agent's: its hidden characters show as escapes (see {@link Visible}).
  */
 export namespace ToolCard {
   /**
@@ -66,17 +69,19 @@ export namespace ToolCard {
       icon.setAttribute('aria-label', Private.status(call.status, trans));
       icon.title = icon.getAttribute('aria-label')!;
     }
+    const titles = Visible.titles(trans);
     const title = node.querySelector<HTMLElement>('.jp-Copilot-ToolCardTitle')!;
     const name = call.title || trans.__('Tool call');
-    title.textContent = name;
-    title.title = name;
+    Visible.setText(title, name, titles);
+    title.title = HiddenChars.escaped(name);
     const failed = call.status === 'failed';
-    const full = failed ? (call.error ?? '').trim() : '';
+    // A line break the agent wrote as CRLF is a line break, not an escape.
+    const full = failed ? Private.lines(call.error ?? '').trim() : '';
     const short = failed
       ? shortError(full) || trans.__('The tool call failed.')
       : '';
     const error = node.querySelector<HTMLElement>('.jp-Copilot-ToolCardError')!;
-    error.textContent = short;
+    Visible.setText(error, short, titles);
     error.hidden = !failed;
     if (call.kind) {
       node.dataset.kind = call.kind;
@@ -84,7 +89,7 @@ export namespace ToolCard {
       delete node.dataset.kind;
     }
     // The output is the agent's data: text only, never rendered.
-    const output = call.output ?? '';
+    const output = Private.lines(call.output ?? '');
     const details = node.querySelector<HTMLDetailsElement>(
       '.jp-Copilot-ToolCardDetails'
     )!;
@@ -92,12 +97,19 @@ export namespace ToolCard {
     details.querySelector('summary')!.textContent = full
       ? trans.__('Details')
       : trans.__('Output');
-    Private.text(details, '.jp-Copilot-ToolCardFull', full);
-    Private.text(details, '.jp-Copilot-ToolCardOutput', output);
+    Private.text(details, '.jp-Copilot-ToolCardFull', full, titles);
+    Private.text(details, '.jp-Copilot-ToolCardOutput', output, titles);
   }
 }
 
 namespace Private {
+  /**
+   * A text with its CRLF line breaks as LF.
+   */
+  export function lines(text: string): string {
+    return text.replace(/\r\n/g, '\n');
+  }
+
   /**
    * Show the link to the cell a call names while an open notebook has it:
    * "Cell 3", which brings the cell into view.
@@ -126,15 +138,17 @@ namespace Private {
   }
 
   /**
-   * Set a part's text; an empty part is hidden.
+   * Set a part's text, hidden characters as escapes; an empty part is
+   * hidden.
    */
   export function text(
     node: HTMLElement,
     selector: string,
-    value: string
+    value: string,
+    titles: Visible.Titles
   ): void {
     const part = node.querySelector<HTMLElement>(selector)!;
-    part.textContent = value;
+    Visible.setText(part, value, titles);
     part.hidden = !value;
   }
 

@@ -9,7 +9,9 @@ import { Panel, Widget } from '@lumino/widgets';
 
 import type { ContextModel } from '../contextmodel';
 import { element, iconButton } from '../dom';
+import { HiddenChars } from '../hiddenchars';
 import type { ICellLinks } from '../reveal';
+import { Visible } from '../visible';
 import type { ArchiveModel } from './archive';
 import { ArchiveListView } from './archiveview';
 import { Composer } from './composer';
@@ -192,7 +194,9 @@ export class ChatView extends Panel {
         this._archived.setTurns(viewing?.turns ?? []);
       }
     }
-    this._title.textContent =
+    // A conversation's title is its first message: hidden characters as
+    // escapes, as in the message.
+    const title =
       mode === 'list'
         ? trans.__('Earlier conversations')
         : mode === 'view'
@@ -201,7 +205,8 @@ export class ChatView extends Panel {
               viewing?.conversation.title || trans.__('Conversation')
             )
           : conversation?.title || trans.__('New conversation');
-    this._title.title = this._title.textContent;
+    Visible.setText(this._title, title, Visible.titles(trans));
+    this._title.title = HiddenChars.escaped(title);
     const agent = catalog?.agents.find(a => a.id === settings.agentId);
     this._messages.emptyText = !catalog
       ? this.model.notice || trans.__('Loading the agents…')
