@@ -39,6 +39,7 @@ df = pd.DataFrame({"a": [1.0, None, 3.0], "b": ["x", "y", None]})
 arr = np.arange(12, dtype="int32").reshape(3, 4)
 wide = pd.DataFrame(np.zeros((2000, 300)), columns=[f"column_{i:03d}" for i in range(300)])
 s = pd.Series([1, None, 3], name="s")
+tall = pd.DataFrame({"x": np.zeros(1_000_001)})
 numbers = list(range(100_000))
 class Raises:
     def __repr__(self):
@@ -255,6 +256,10 @@ async def test_huge_objects_fit_the_budget_and_say_what_was_left_out(
     assert result["headRowsOmitted"] == 5 and result["head"] == []
     assert result["columnsOmitted"] > 0
     assert len(result["columns"]) + result["columnsOmitted"] == 300
+    # Counting nulls scans every value: a frame this tall says its nulls were not counted.
+    tall = structured(await call(url, jp_auth_header, DESCRIBE, {"name": "tall"}))
+    assert tall["nullsNotCounted"] == 1 and tall["columns"][0]["nulls"] is None
+    assert tall["head"][0] == {"index": 0, "values": [0.0]}
     numbers = structured(await call(url, jp_auth_header, DESCRIBE, {"name": "numbers"}))
     assert numbers["reprAbbreviated"] is True and numbers["repr"].endswith("...]")
     # Many variables: the list is cut at a whole entry and the rest counted.
