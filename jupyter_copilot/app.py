@@ -20,13 +20,20 @@ from traitlets.config import Config
 from ._version import __version__
 from .actions import ActionRunner
 from .agents.adminpolicy import AdminPolicy, Policy
-from .agents.catalog import build_catalog
+from .agents.catalog import AgentConfigError, AgentSpec, build_catalog
 from .agents.conversation import TurnLimits
 from .agents.conversations import DEFAULT_CONTEXT_REFS, DEFAULT_MODE, Conversations
 from .agents.egress import Network
 from .agents.filereviews import FileReviews
 from .agents.files import SHELL_ASK, SHELL_POLICIES
 from .agents.host import ConversationsHost
+from .agents.models import (
+    OLLAMA_URL,
+    ModelEntries,
+    ollama_models,
+    parse_model,
+    unavailable_reason,
+)
 from .agents.policy import mcp_url
 from .agents.sandbox import AUTO, SANDBOX_MODES, Sandbox
 from .agents.store import ConversationStore
@@ -223,6 +230,45 @@ class CopilotApp(ExtensionApp):
         with a plain warning in the Agent menu. The sandbox (`agent_sandbox`) still keeps
         the server's folder read-only for them where it works.
         """,
+    )
+
+    models = ModelEntries(
+        config=True,
+        help="""Model endpoints offered as agents, by id, run by the built-in model agent.
+
+        Each value is a dict with `provider` (`openai-compatible` for vLLM, LM Studio, a
+        LiteLLM proxy or OpenAI; `ollama`; `anthropic`; `gemini`), `model` (the endpoint's
+        model name), `base_url` (required for `openai-compatible` and `ollama`; otherwise
+        the provider's own API), `api_key` (`{"fromEnv": "NAME"}`: the server's variable
+        NAME, passed to that agent's process only), `label`, `description`, and optionally
+        `context_window` (tokens; default 32768), `max_output_tokens` (default 4096) and
+        `turn_seconds` (default 300). Example: `{"team-qwen": {"label": "Team Qwen",
+        "provider": "openai-compatible", "base_url": "http://llm.internal:8000/v1",
+        "model": "Qwen/Qwen3-Coder-30B", "api_key": {"fromEnv": "TEAM_LLM_KEY"}}}`.
+        Each entry is an agent of the Agent menu with its id, after `agents` and under
+        `allowed_agents`. An invalid entry makes the whole setting invalid: agents and tools
+        are off (docs/admin.md, "Invalid settings"). Needs Python 3.11 and the `models`
+        extra; without them the entries are listed as not available.
+        """,
+    )
+
+    discover_models = Bool(
+        None,
+        allow_none=True,
+        config=True,
+        help="""Offer the models of a local Ollama when `models` is empty.
+
+        At start the server asks `ollama_url` for its models (half a second at most) and
+        offers each as an agent (`ollama-<name>`). None (the default): on, except in a
+        JupyterHub single-user server (where `JUPYTERHUB_API_TOKEN` is set), whose admin
+        configures `models` instead.
+        """,
+    )
+
+    ollama_url = Unicode(
+        OLLAMA_URL,
+        config=True,
+        help="""Where `discover_models` looks for a local Ollama (its default port).""",
     )
 
     allowed_agents = List(
@@ -628,6 +674,7 @@ class CopilotApp(ExtensionApp):
             self.log.warning,
             self.allow_unguarded_agents,
             sandboxed=self.sandbox.active,
+            models=self._model_agents(),
         )
         self.file_reviews = FileReviews(
             lambda: server.contents_manager, lambda: self.kill_switch_state().engaged
@@ -669,6 +716,23 @@ class CopilotApp(ExtensionApp):
             ),
         )
         return Conversations(host, catalog)
+
+    def _model_agents(self) -> list[AgentSpec]:
+        """The model endpoints on offer: the configured ones, else a local Ollama's."""
+        entries = dict(self.models)
+        discover = self.discover_models
+        if discover is None:
+            discover = "JUPYTERHUB_API_TOKEN" not in os.environ
+        if not entries and discover:
+            entries = ollama_models(self.ollama_url)
+        unavailable = unavailable_reason()
+        specs = []
+        for model_id, entry in entries.items():
+            try:
+                specs.append(parse_model(model_id, entry, unavailable))
+            except AgentConfigError:
+                self.log.warning("jupyter-copilot: skipping a model Ollama listed")
+        return specs
 
     def _fail_closed(self) -> None:
         """Agents and tools off for the life of this server: some settings did not validate.

@@ -7,6 +7,7 @@ request so a test can assert exactly what the model saw.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import socket
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tornado import httpserver, web
+from tornado import httpserver, iostream, web
 
 MODEL_NAME = "scripted"
 
@@ -27,7 +28,24 @@ class ToolCall:
     arguments: dict[str, Any] = field(default_factory=dict)
 
 
-Reply = str | ToolCall
+@dataclass
+class Failure:
+    """An answer with an HTTP error status and an OpenAI-style error body, not a reply."""
+
+    status: int
+    message: str = "scripted failure"
+    code: str = "scripted"
+
+
+@dataclass
+class Slow:
+    """A text reply streamed one word every ``delay`` seconds (for cancel and time limits)."""
+
+    text: str
+    delay: float
+
+
+Reply = str | ToolCall | Failure | Slow
 Step = Reply | Callable[[list[dict[str, Any]]], Reply]
 
 
@@ -67,6 +85,10 @@ class ScriptedModel:
         self.script: list[Step] = list(script or [])
         self.requests: list[dict[str, Any]] = []
         self.errors: list[str] = []
+        #: How many streamed replies the client stopped reading before their end.
+        self.hung_up = 0
+        #: The ``Authorization`` header of every request, in order.
+        self.authorizations: list[str | None] = []
         self.port = 0
         self._ids = itertools.count(1)
         self._server: httpserver.HTTPServer | None = None
@@ -126,6 +148,9 @@ class ScriptedModel:
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
             }
 
+        if isinstance(reply, Slow):
+            reply = reply.text
+        assert not isinstance(reply, Failure), "a failure is answered without a stream"
         if isinstance(reply, ToolCall):
             arguments = json.dumps(reply.arguments)
             half = len(arguments) // 2
@@ -153,6 +178,9 @@ class ScriptedModel:
     def completion(self, reply: Reply, model: str) -> dict[str, Any]:
         """A whole ``chat.completion`` (for a ``stream: false`` request)."""
         message: dict[str, Any] = {"role": "assistant", "content": None}
+        if isinstance(reply, Slow):
+            reply = reply.text
+        assert not isinstance(reply, Failure), "a failure is answered without a completion"
         if isinstance(reply, ToolCall):
             message["tool_calls"] = [
                 {
@@ -183,14 +211,29 @@ class _CompletionsHandler(web.RequestHandler):
 
     async def post(self) -> None:
         body = json.loads(self.request.body)
+        self.model.authorizations.append(self.request.headers.get("Authorization"))
         reply = self.model.answer(body)
         name = body.get("model", MODEL_NAME)
+        if isinstance(reply, Failure):
+            self.set_status(reply.status)
+            if reply.status == 429:
+                self.set_header("Retry-After", "1")
+            error = {"message": reply.message, "type": "invalid_request_error", "code": reply.code}
+            self.finish({"error": error})
+            return
         if not body.get("stream"):
             self.finish(self.model.completion(reply, name))
             return
         self.set_header("Content-Type", "text/event-stream")
         self.set_header("Cache-Control", "no-cache")
-        for chunk in self.model.chunks(reply, name):
-            self.write(f"data: {json.dumps(chunk)}\n\n")
-            await self.flush()
+        delay = reply.delay if isinstance(reply, Slow) else 0.0
+        try:
+            for chunk in self.model.chunks(reply, name):
+                self.write(f"data: {json.dumps(chunk)}\n\n")
+                await self.flush()
+                if delay:
+                    await asyncio.sleep(delay)
+        except iostream.StreamClosedError:
+            self.model.hung_up += 1
+            return
         self.finish("data: [DONE]\n\n")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -39,7 +39,8 @@ class AgentSpec:
     description: str
     command: tuple[str, ...]
     env: Mapping[str, EnvValue] = field(default_factory=dict)
-    #: ``configured``, ``known`` (found on PATH) or ``demo``; for telemetry.
+    #: ``configured``, ``known`` (found on PATH), ``model`` (the built-in model agent) or
+    #: ``demo``; for telemetry.
     kind: str = "configured"
     #: Whether the product can hold the agent to its rules: it sends its own file and shell
     #: tools through us and asks before acting, or has none. See docs/security.md.
@@ -69,6 +70,8 @@ class AgentSpec:
     #: The ``_meta`` of its ``session/new`` and ``session/load``: settings it is started with
     #: that hold it to our rules (docs/security.md).
     session_meta: Mapping[str, Any] = field(default_factory=dict)
+    #: Why it cannot start on this server (shown in the Agent menu), or None when it can.
+    unavailable: str | None = None
 
     def model_hosts(self, env: Mapping[str, str]) -> tuple[str, ...]:
         """The hosts of its own model API, unless ``env`` points it at another one."""
@@ -82,6 +85,7 @@ class AgentSpec:
             "description": self.description,
             "guarded": self.guarded,
             "warning": None if self.guarded else UNGUARDED_WARNING,
+            "unavailable": self.unavailable,
         }
 
 
@@ -299,10 +303,12 @@ def build_catalog(
     warn: Callable[[str], None],
     allow_unguarded: bool = False,
     sandboxed: bool = True,
+    models: Sequence[AgentSpec] = (),
 ) -> list[AgentSpec]:
     """The agents on offer, the default first.
 
-    Configured agents come first, in the order given; known ACP agents found on PATH follow
+    Configured agents come first, in the order given, then ``models`` (model endpoints run
+    by the built-in model agent, ``models.py``); known ACP agents found on PATH follow
     unless a configured agent has the same id or ``discover`` is off. A known agent that the
     product cannot hold to its rules is offered only with ``allow_unguarded``; without a
     working sandbox (``sandboxed`` false) that includes every agent whose own tools read
@@ -317,6 +323,8 @@ def build_catalog(
             warn(f"Copilot: ignoring a configured agent: {e}")
             continue
         agents[spec.id] = spec
+    for spec in models:
+        agents.setdefault(spec.id, spec)
     if discover:
         for profile, commands in KNOWN_AGENTS:
             known = profile if sandboxed else unsandboxed(profile)

@@ -119,6 +119,10 @@ class AgentProcess:
 
     async def start(self, timeout: float = 60.0) -> InitializeResponse:
         """Start the process and run ACP ``initialize``."""
+        if self.spec.unavailable is not None:
+            raise AgentStartError(
+                f"The agent '{self.spec.label}' cannot start. {self.spec.unavailable}"
+            )
         env = {**acp.default_environment(), **resolve_env(self.spec.env, os.environ)}
         command = list(self.spec.command)
         if shutil.which(command[0], path=env.get("PATH")) is None:

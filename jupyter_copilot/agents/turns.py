@@ -183,6 +183,10 @@ class Turns:
                     "stopped.",
                 )
                 return
+            failure = endpoint_failure(conversation, response)
+            if failure is not None and not turn.cancel_requested:
+                turn.end(ERROR, failure)
+                return
             turn.end(CANCELLED if turn.cancel_requested else str(response.stop_reason))
         except AgentStartError as e:
             turn.end(ERROR, str(e))
@@ -255,3 +259,24 @@ class Turns:
         await asyncio.sleep(CANCEL_GRACE_SECONDS)
         if conversation.running is turn and conversation.process is not None:
             await conversation.process.stop()
+
+
+#: The ``_meta`` key in which the built-in model agent reports its endpoint's failure.
+ENDPOINT_ERROR_META = "jupyter-copilot/error"
+
+#: The longest endpoint failure shown as the turn's error.
+ENDPOINT_ERROR_CHARS = 400
+
+
+def endpoint_failure(conversation: Conversation, response: Any) -> str | None:
+    """The plain words of a failed model endpoint, when the built-in model agent sent them.
+
+    Only the built-in model agent's ``_meta`` is read (docs/protocol.md, "The built-in model
+    agent"); its sentences are fixed ones that never quote the endpoint.
+    """
+    if conversation.agent.kind != "model":
+        return None
+    meta = getattr(response, "field_meta", None)
+    error = meta.get(ENDPOINT_ERROR_META) if isinstance(meta, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message[:ENDPOINT_ERROR_CHARS] if isinstance(message, str) and message else None

@@ -1,0 +1,242 @@
+"""The built-in model agent (``jupyter_copilot.model_agent``) through the real server.
+
+A ``CopilotApp.models`` entry points it at the scripted OpenAI-compatible endpoint of the
+test (tests/scriptedmodel.py); the agent runs as the server starts every agent (its own
+process, under the sandbox where one works) and reaches the notebook only through
+``copilot/mcp``. Skipped where the model library (the ``models`` extra) is not installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jupyter_copilot.context import source_hash
+from jupyter_copilot.mcp.tools import READ_CELLS
+from tests.conftest import make_notebook
+from tests.conversations import api, create, end_of, reply_of, send
+from tests.mcpclient import read_cells_answer
+from tests.pages import ScriptedPage, context_answer, notebook_state
+from tests.scriptedmodel import (
+    Failure,
+    ScriptedModel,
+    Slow,
+    ToolCall,
+    last_tool_result,
+    message_text,
+    tool_names,
+)
+from tests.server import INVOKE, start_session
+
+pytest.importorskip("pydantic_ai", reason="the models extra is not installed")
+
+#: The key the server hands the model agent; it may appear nowhere else.
+KEY = "sk-canary-model-key-93c1f0"
+OLD = "x = 1\n"
+NEW = "x = 2  # set by the model\n"
+READ = "notebook_read_selected_cell"
+EDIT = "notebook_edit_cell"
+
+
+@pytest.fixture
+def copilot_config(scripted_model: ScriptedModel, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """One model endpoint, the scripted one, with its key in the server's environment."""
+    monkeypatch.setenv("TEST_MODEL_KEY", KEY)
+    return {
+        "models": {
+            "team-model": {
+                "label": "Team model",
+                "provider": "openai-compatible",
+                "base_url": scripted_model.url,
+                "model": "scripted",
+                "api_key": {"fromEnv": "TEST_MODEL_KEY"},
+                "turn_seconds": 5,
+            }
+        },
+        "discover_agents": False,
+        "agents": {},
+    }
+
+
+@pytest.fixture
+def listening(http_server_client: Any) -> None:
+    """Make the server listen: the agent's MCP client connects over real HTTP."""
+
+
+async def open_page(jp_fetch: Any, jp_ws_fetch: Any, root: Path) -> ScriptedPage:
+    """A notebook with a kernel session, active in a scripted page that opens reviews."""
+    make_notebook(root, "a.ipynb", [OLD])
+    await start_session(jp_fetch, "a.ipynb")
+    page = await ScriptedPage.connect(jp_ws_fetch, "p-1")
+    await page.send_state(notebook_state("a.ipynb"))
+    cells = [{"cellId": "c1", "cellType": "code", "source": OLD}]
+
+    def respond(request: dict[str, Any]) -> dict[str, Any]:
+        if request["action"] == INVOKE:
+            return {"diffReviewOpened": True}
+        if request["action"] == READ_CELLS:
+            return read_cells_answer(cells, request)
+        return context_answer("a.ipynb", OLD)
+
+    page.respond = respond
+    return page
+
+
+async def test_the_model_agent_is_offered_under_its_entry_id(jp_fetch: Any) -> None:
+    status, body = await api(jp_fetch, "agents")
+    assert status == 200
+    offered = {a["id"]: a for a in body["agents"]}
+    assert list(offered)[0] == "team-model"
+    assert offered["team-model"]["label"] == "Team model"
+    assert offered["team-model"]["unavailable"] is None
+    assert KEY not in json.dumps(body) and "TEST_MODEL_KEY" not in json.dumps(body)
+
+
+async def test_a_reply_streams_in_parts_with_the_key_sent_only_to_the_endpoint(
+    listening: None, scripted_model: ScriptedModel, jp_fetch: Any
+) -> None:
+    scripted_model.script = ["Hello from the team model, streamed word by word."]
+    conversation = await create(jp_fetch, agentId="team-model", chatOnly=True)
+    events = await send(jp_fetch, conversation, "Say hello «verbatim ✓»")
+    scripted_model.check()
+    assert end_of(events) == {"type": "end", "stopReason": "end_turn", "error": None}
+    texts = [e["text"] for e in events if e["type"] == "text"]
+    assert len(texts) > 3, texts
+    assert "".join(texts) == "Hello from the team model, streamed word by word."
+    [request] = scripted_model.requests
+    assert request["stream"] is True and request["model"] == "scripted"
+    users = [m for m in request["messages"] if m["role"] == "user"]
+    assert "Say hello «verbatim ✓»" in message_text(users[-1])
+    assert scripted_model.authorizations == [f"Bearer {KEY}"]
+
+
+async def test_a_tool_call_reads_the_cell_and_opens_a_review_and_changes_nothing(
+    listening: None,
+    scripted_model: ScriptedModel,
+    jp_fetch: Any,
+    jp_ws_fetch: Any,
+    jp_root_dir: Path,
+    copilot: Any,
+) -> None:
+    page = await open_page(jp_fetch, jp_ws_fetch, jp_root_dir)
+    before = (jp_root_dir / "a.ipynb").read_bytes()
+
+    def edit_the_cell_read(messages: list[dict[str, Any]]) -> ToolCall:
+        cell = json.loads(last_tool_result(messages))["cell"]
+        return ToolCall(
+            EDIT,
+            {
+                "artifactId": cell["artifactId"],
+                "cellId": cell["cellId"],
+                "expectedSourceHash": cell["expectedSourceHash"],
+                "newSource": NEW,
+            },
+        )
+
+    def report(messages: list[dict[str, Any]]) -> str:
+        return f"Review opened: {json.loads(last_tool_result(messages))['diffReviewOpened']}."
+
+    scripted_model.script = [ToolCall(READ), edit_the_cell_read, report]
+    conversation = await create(
+        jp_fetch,
+        agentId="team-model",
+        mode="autopilot",
+        chatOnly=False,
+        contextRefs=["selected_cell"],
+    )
+    events = await send(jp_fetch, conversation, "Make x equal 2.", page_id="p-1")
+    scripted_model.check()
+    assert end_of(events) == {"type": "end", "stopReason": "end_turn", "error": None}, events
+    assert reply_of(events) == "Review opened: True."
+    assert {READ, EDIT} <= set(tool_names(scripted_model.requests[0]))
+    [invoke] = [r for r in page.requests if r["action"] == INVOKE]
+    assert invoke["data"]["newSource"] == NEW
+    assert invoke["data"]["expectedSourceHash"] == source_hash(OLD)
+    assert invoke["data"]["artifactId"] == copilot._artifact_id("a.ipynb")
+    # The review is open in the page; nothing changed on disk before Keep.
+    assert (jp_root_dir / "a.ipynb").read_bytes() == before
+    _, body = await api(jp_fetch, "conversations", conversation)
+    [turn] = body["turns"]
+    assert [t["status"] for t in turn["toolCalls"]] == ["completed", "completed"]
+    page.close()
+
+
+async def test_cancel_stops_the_stream_at_once(
+    listening: None, scripted_model: ScriptedModel, jp_fetch: Any
+) -> None:
+    scripted_model.script = [Slow(" ".join(f"w{i}" for i in range(200)), 0.1)]
+    conversation = await create(jp_fetch, agentId="team-model", chatOnly=True)
+    reply = asyncio.ensure_future(send(jp_fetch, conversation, "Count slowly."))
+    while not scripted_model.requests:
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.5)
+    status, _ = await api(jp_fetch, "conversations", conversation, "cancel", method="POST")
+    assert status == 200
+    started = asyncio.get_running_loop().time()
+    events = await reply
+    assert asyncio.get_running_loop().time() - started < 2.0
+    assert end_of(events)["stopReason"] == "cancelled"
+    assert len(reply_of(events).split()) < 100
+    for _ in range(40):
+        if scripted_model.hung_up:
+            break
+        await asyncio.sleep(0.05)
+    assert scripted_model.hung_up == 1
+
+
+async def test_a_turn_over_its_time_limit_ends_in_plain_words(
+    listening: None, scripted_model: ScriptedModel, jp_fetch: Any, copilot: Any
+) -> None:
+    scripted_model.script = [Slow(" ".join(f"w{i}" for i in range(400)), 0.05)]
+    conversation = await create(jp_fetch, agentId="team-model", chatOnly=True)
+    events = await send(jp_fetch, conversation, "Count slowly.")
+    end = end_of(events)
+    assert end["stopReason"] == "error"
+    assert end["error"] == (
+        "The model took longer than 5 seconds for this message; it was stopped."
+    )
+
+
+@pytest.mark.parametrize(
+    ("failure", "words"),
+    [
+        (
+            Failure(401, f"Incorrect API key provided: {KEY[:6]}****", "invalid_api_key"),
+            "refused the key (HTTP 401)",
+        ),
+        (Failure(404, "The model does not exist", "model_not_found"), "has no model named"),
+        (Failure(429, "Rate limit reached", "rate_limit_exceeded"), "rate-limiting requests"),
+    ],
+    ids=["401", "404", "429"],
+)
+async def test_an_endpoint_error_is_the_turns_error_in_plain_words(
+    listening: None,
+    scripted_model: ScriptedModel,
+    jp_fetch: Any,
+    failure: Failure,
+    words: str,
+) -> None:
+    scripted_model.script = [failure, failure]
+    conversation = await create(jp_fetch, agentId="team-model", chatOnly=True)
+    events = await send(jp_fetch, conversation, "Hello?")
+    end = end_of(events)
+    assert end["stopReason"] == "error"
+    assert words in end["error"] and f"127.0.0.1:{scripted_model.port}" in end["error"]
+    assert failure.message not in json.dumps(events)
+
+
+async def test_an_endpoint_that_does_not_answer_is_unreachable_in_plain_words(
+    listening: None, scripted_model: ScriptedModel, jp_fetch: Any
+) -> None:
+    scripted_model.stop()  # nothing listens on its port any more
+    conversation = await create(jp_fetch, agentId="team-model", chatOnly=True)
+    events = await send(jp_fetch, conversation, "Hello?")
+    end = end_of(events)
+    assert end["stopReason"] == "error"
+    assert end["error"] == (
+        f"The model endpoint at 127.0.0.1:{scripted_model.port} cannot be reached: is it running?"
+    )
