@@ -54,7 +54,14 @@ class Guarded:
     def secret(self):
         Guarded.ran = True
         return 1
+class Stubborn:
+    def __repr__(self):
+        import signal
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        time.sleep(3)
+        return "late"
 raises = Raises()
+stubborn = Stubborn()
 hangs = Hangs()
 guarded = Guarded()
 """
@@ -380,3 +387,13 @@ async def test_the_kill_switch_stops_both_tools_before_the_grant_is_checked(
     assert refusal_code(await call(url, jp_auth_header, DESCRIBE, {"name": "df"})) == "kill-switch"
     bad = await call(url, jp_auth_header, DESCRIBE, {"name": "df[0]"})
     assert refusal_code(bad) == "invalid-input"
+
+
+async def test_a_kernel_that_does_not_answer_in_time_ends_timeout(
+    scene, url, jp_auth_header
+) -> None:
+    # This repr ignores the kernel's alarm: only the server's own wait ends the call.
+    started = time.monotonic()
+    result = await call(url, jp_auth_header, DESCRIBE, {"name": "stubborn"})
+    assert refusal_code(result) == "timeout"
+    assert time.monotonic() - started < 2.9
