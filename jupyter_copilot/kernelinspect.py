@@ -340,5 +340,8 @@ def answer(request_json: str, ns: dict[str, Any]) -> str:
     finally:
         if armed:
             signal.setitimer(signal.ITIMER_REAL, *previous_timer)
-            signal.signal(signal.SIGALRM, previous_handler)
+            # None: the handler was not set from Python; the default is what was there.
+            signal.signal(
+                signal.SIGALRM, signal.SIG_DFL if previous_handler is None else previous_handler
+            )
     return json.dumps(result, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
