@@ -106,7 +106,13 @@ class ScriptedModel:
         sock.listen(16)
         sock.setblocking(False)
         self.port = sock.getsockname()[1]
-        app = web.Application([(r"/v1/chat/completions", _CompletionsHandler, {"model": self})])
+        app = web.Application(
+            [
+                (r"/v1/chat/completions", _CompletionsHandler, {"model": self}),
+                # Ollama lists its models here; its OpenAI-compatible API is under /v1.
+                (r"/api/tags", _TagsHandler),
+            ]
+        )
         self._server = httpserver.HTTPServer(app)
         self._server.add_sockets([sock])
 
@@ -237,3 +243,10 @@ class _CompletionsHandler(web.RequestHandler):
             self.model.hung_up += 1
             return
         self.finish("data: [DONE]\n\n")
+
+
+class _TagsHandler(web.RequestHandler):
+    """``GET /api/tags``: the one scripted model, as a local Ollama lists its models."""
+
+    def get(self) -> None:
+        self.finish({"models": [{"name": MODEL_NAME, "model": MODEL_NAME, "size": 1}]})

@@ -9,7 +9,9 @@ process, under the sandbox where one works) and reaches the notebook only throug
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +45,13 @@ EDIT = "notebook_edit_cell"
 
 
 @pytest.fixture
-def copilot_config(scripted_model: ScriptedModel, monkeypatch: pytest.MonkeyPatch) -> Any:
+def copilot_config(
+    scripted_model: ScriptedModel, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Any:
     """One model endpoint, the scripted one, with its key in the server's environment."""
     monkeypatch.setenv("TEST_MODEL_KEY", KEY)
     return {
+        "conversations_db_path": str(tmp_path / "conversations.db"),
         "models": {
             "team-model": {
                 "label": "Team model",
@@ -60,6 +65,12 @@ def copilot_config(scripted_model: ScriptedModel, monkeypatch: pytest.MonkeyPatc
         "discover_agents": False,
         "agents": {},
     }
+
+
+@pytest.fixture
+def jp_server_config(jp_server_config: Any, capfd: Any) -> Any:
+    """The server's log is captured from its start (capfd)."""
+    return jp_server_config
 
 
 @pytest.fixture
@@ -240,3 +251,37 @@ async def test_an_endpoint_that_does_not_answer_is_unreachable_in_plain_words(
     assert end["error"] == (
         f"The model endpoint at 127.0.0.1:{scripted_model.port} cannot be reached: is it running?"
     )
+
+
+async def test_the_key_is_in_no_log_event_store_or_answer(
+    listening: None,
+    scripted_model: ScriptedModel,
+    jp_fetch: Any,
+    jp_serverapp: Any,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    events_seen = io.StringIO()
+    handler = logging.StreamHandler(events_seen)
+    jp_serverapp.event_logger.register_handler(handler)
+    # A 401 is not retried: one request per turn.
+    scripted_model.script = [
+        Failure(401, f"Incorrect API key provided: {KEY}", "invalid_api_key"),
+        "Fine now.",
+    ]
+    conversation = await create(jp_fetch, agentId="team-model", chatOnly=True)
+    failed = await send(jp_fetch, conversation, "Hello?")
+    answered = await send(jp_fetch, conversation, "Hello again?")
+    assert end_of(failed)["stopReason"] == "error" and reply_of(answered) == "Fine now."
+    _, listed = await api(jp_fetch, "conversations", conversation)
+    _, status = await api(jp_fetch, "status")
+    jp_serverapp.event_logger.remove_handler(handler)
+    assert "conversation/turn" in events_seen.getvalue()
+    seen = {
+        "replies": json.dumps([failed, answered, listed, status]),
+        "events": events_seen.getvalue(),
+        "log": "".join(capfd.readouterr()),
+        "store": (tmp_path / "conversations.db").read_bytes().decode("latin-1"),
+    }
+    assert [where for where, text in seen.items() if KEY in text] == []
+    assert scripted_model.authorizations == [f"Bearer {KEY}"] * 2

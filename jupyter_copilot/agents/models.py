@@ -75,9 +75,11 @@ def parse_model(model_id: Any, entry: Any, unavailable: str | None = None) -> Ag
         raise AgentConfigError("a model id must be a non-empty string of at most 64 characters")
     if not isinstance(entry, Mapping):
         raise AgentConfigError(f"model '{model_id}' must be a dict")
-    unknown = set(entry) - ENTRY_KEYS
-    if unknown:
-        raise AgentConfigError(f"model '{model_id}': unknown keys {sorted(map(str, unknown))}")
+    if set(entry) - ENTRY_KEYS:
+        # Not named: an unknown key can be anything, a key pasted in the wrong place too.
+        raise AgentConfigError(
+            f"model '{model_id}' has keys other than {', '.join(sorted(ENTRY_KEYS))}"
+        )
     provider = entry.get("provider")
     if provider not in PROVIDERS:
         raise AgentConfigError(
