@@ -285,3 +285,27 @@ async def test_the_key_is_in_no_log_event_store_or_answer(
     }
     assert [where for where, text in seen.items() if KEY in text] == []
     assert scripted_model.authorizations == [f"Bearer {KEY}"] * 2
+
+
+class TestASmallContextWindow:
+    @pytest.fixture
+    def copilot_config(self, copilot_config: Any) -> Any:
+        """The scripted endpoint counts 10 input tokens per request: over this budget."""
+        entry = copilot_config["models"]["team-model"]
+        entry.update(context_window=20, max_output_tokens=15)
+        return copilot_config
+
+    async def test_a_request_over_the_budget_ends_the_turn_in_plain_words(
+        self, listening: None, scripted_model: ScriptedModel, jp_fetch: Any
+    ) -> None:
+        scripted_model.script = ["Too long to fit."]
+        conversation = await create(jp_fetch, agentId="team-model", chatOnly=True)
+        events = await send(jp_fetch, conversation, "Hello?")
+        end = end_of(events)
+        assert end["stopReason"] == "error"
+        assert end["error"] == (
+            "This conversation no longer fits the model's context window (20 tokens). "
+            "Start a new conversation."
+        )
+        [request] = scripted_model.requests
+        assert request.get("max_tokens", request.get("max_completion_tokens")) == 15
