@@ -15,7 +15,8 @@ import {
   parseEvent,
   parseTurn,
   shortError,
-  startTurn
+  startTurn,
+  usageText
 } from '../src/chat/transcript';
 import { json } from './helpers';
 import { english } from './translation';
@@ -277,5 +278,46 @@ describe('shortError', () => {
     expect(short.slice(0, 2)).toEqual(['short', 'first line']);
     expect(short[2]).toHaveLength(80);
     expect(short[2].endsWith('…')).toBe(true);
+  });
+});
+
+describe('usage', () => {
+  const usage = {
+    inputTokens: 10,
+    outputTokens: 5,
+    conversationInputTokens: 20,
+    conversationOutputTokens: 10
+  };
+
+  it('keeps the tokens of a usage event on the turn and says them quietly', () => {
+    const out = reduce(hi, [
+      lines(
+        { type: 'text', text: 'One.' },
+        { type: 'usage', ...usage, contextUsed: 15, contextSize: 100 },
+        { type: 'end', stopReason: 'end_turn', error: null }
+      )
+    ]);
+    expect(out.seen).toEqual(['text', 'usage', 'end']);
+    expect(out.turn.usage).toEqual(usage);
+    expect(usageText(usage, english)).toBe(
+      '10 in · 5 out tokens (conversation: 20 in · 10 out)'
+    );
+  });
+
+  it('ignores a usage event whose counts are not whole numbers of at least zero', () => {
+    for (const bad of [-1, 1.5, '10', null, Number.MAX_VALUE]) {
+      expect(parseEvent({ type: 'usage', ...usage, inputTokens: bad })).toBe(
+        null
+      );
+    }
+  });
+
+  it('reads the usage of a saved turn, and none from a turn without it', () => {
+    const saved = { turnId: 't', user: { text: 'hi' }, reply: 'One.' };
+    expect(parseTurn({ ...saved, usage })?.usage).toEqual(usage);
+    expect(parseTurn(saved)).not.toHaveProperty('usage');
+    expect(
+      parseTurn({ ...saved, usage: { inputTokens: 1 } })
+    ).not.toHaveProperty('usage');
   });
 });

@@ -10,7 +10,7 @@ import type { ICellLinks } from '../reveal';
 import { Visible } from '../visible';
 import { ReplyView } from './reply';
 import { ToolCard } from './toolcard';
-import { endNotice, INotice, ITurn } from './transcript';
+import { endNotice, INotice, ITurn, usageText } from './transcript';
 
 /**
  * The messages of a conversation, oldest first: per turn the person's
@@ -270,7 +270,9 @@ namespace Private {
         turn.reply !== '' ||
         turn.toolCalls.length > 0 ||
         (turn.notices?.length ?? 0) > 0;
-      const key = running ? `running:${quiet}` : turn.stopReason;
+      const key = running
+        ? `running:${quiet}`
+        : `${turn.stopReason}:${turn.usage?.conversationOutputTokens ?? ''}`;
       if (key === this._footerKey) {
         return;
       }
@@ -309,6 +311,11 @@ namespace Private {
           box.append(details);
         }
         f.append(box);
+      }
+      if (!running && turn.usage) {
+        f.append(
+          element('div', 'jp-Copilot-Usage', usageText(turn.usage, this._trans))
+        );
       }
       this._footer.setHidden(f.childElementCount === 0);
     }

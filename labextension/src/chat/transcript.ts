@@ -27,6 +27,17 @@ export interface IToolCall {
 }
 
 /**
+ * The tokens of one reply, as its agent reported them, and the
+ * conversation's totals so far (summed by the server).
+ */
+export interface IUsage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly conversationInputTokens: number;
+  readonly conversationOutputTokens: number;
+}
+
+/**
  * The person's message of a turn: the text as typed, and the attached
  * cell's name (never its source).
  */
@@ -54,6 +65,8 @@ export interface ITurn {
   readonly error: string | null;
   /** Whether the agent had to start again, without the earlier messages. */
   readonly restarted?: boolean;
+  /** The reply's tokens, when its agent reported them. */
+  readonly usage?: IUsage;
   /**
    * What the server said about the agent during the turn, in order, e.g.
    * that plan mode refused its request to edit files; absent when nothing.
@@ -83,6 +96,7 @@ export type StreamEvent =
       cellId: string | null;
     }
   | { type: 'notice'; text: string }
+  | { type: 'usage'; usage: IUsage }
   | { type: 'end'; stopReason: string; error: string | null };
 
 /**
@@ -154,6 +168,10 @@ export function parseEvent(
       return typeof raw.text === 'string' && raw.text.trim()
         ? { type: 'notice', text: raw.text }
         : null;
+    case 'usage': {
+      const usage = Private.usage(raw);
+      return usage ? { type: 'usage', usage } : null;
+    }
     case 'end':
       return {
         type: 'end',
@@ -204,6 +222,8 @@ export function applyEvent(turn: ITurn, event: StreamEvent): ITurn {
     }
     case 'notice':
       return { ...turn, notices: [...(turn.notices ?? []), event.text] };
+    case 'usage':
+      return { ...turn, usage: event.usage };
     case 'end':
       return { ...turn, stopReason: event.stopReason, error: event.error };
   }
@@ -274,7 +294,24 @@ export function parseTurn(raw: unknown): ITurn | null {
     stopReason: Private.str(r.stopReason),
     error: Private.str(r.error)
   };
-  return notices.length > 0 ? { ...turn, notices } : turn;
+  const usage = Private.usage(r.usage);
+  const withUsage = usage ? { ...turn, usage } : turn;
+  return notices.length > 0 ? { ...withUsage, notices } : withUsage;
+}
+
+/**
+ * The quiet line under a reply: its tokens, and the conversation's.
+ *
+ * @param trans - The words of the panel, in the person's language.
+ */
+export function usageText(usage: IUsage, trans: TranslationBundle): string {
+  return trans.__(
+    '%1 in · %2 out tokens (conversation: %3 in · %4 out)',
+    usage.inputTokens,
+    usage.outputTokens,
+    usage.conversationInputTokens,
+    usage.conversationOutputTokens
+  );
 }
 
 /**
@@ -353,6 +390,34 @@ namespace Private {
   ): IToolCall {
     const present = Object.entries(optional).filter(([, value]) => !!value);
     return { ...call, ...Object.fromEntries(present) };
+  }
+
+  /**
+   * The token counts of a `usage` event or a saved turn; `null` unless
+   * every count is a whole number of at least zero.
+   */
+  export function usage(raw: unknown): IUsage | null {
+    if (typeof raw !== 'object' || raw === null) {
+      return null;
+    }
+    const r = raw as Record<string, unknown>;
+    const keys = [
+      'inputTokens',
+      'outputTokens',
+      'conversationInputTokens',
+      'conversationOutputTokens'
+    ] as const;
+    const counts = keys.map(k => r[k]);
+    if (!counts.every(n => Number.isSafeInteger(n) && (n as number) >= 0)) {
+      return null;
+    }
+    const [i, o, ci, co] = counts as number[];
+    return {
+      inputTokens: i,
+      outputTokens: o,
+      conversationInputTokens: ci,
+      conversationOutputTokens: co
+    };
   }
 
   /**
