@@ -105,6 +105,7 @@ async def test_agents_lists_the_configured_agent_the_context_refs_and_the_modes(
             "description": "Does what the test says.",
             "guarded": True,
             "warning": None,
+            "unavailable": None,
         }
     ]
     assert body["defaultAgent"] == "scripted"
@@ -112,6 +113,7 @@ async def test_agents_lists_the_configured_agent_the_context_refs_and_the_modes(
         "selected_cell",
         "active_notebook",
         "cell_outputs",
+        "kernel_variables",
         "files",
     ]
     assert all(r["label"] and r["allows"] for r in body["contextRefs"])

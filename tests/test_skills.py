@@ -500,6 +500,8 @@ def test_the_edit_skill_explains_every_refusal_code() -> None:
         set(HTTP_STATUS)
         - {"unknown-action", "unknown-skill", "unknown-conversation", "conversation-busy"}
         - {"outside-root", "not-permitted", "notebook-file"}
+        # Nor those of the kernel-variable tools, which only read.
+        - {"unknown-variable", "kernel-busy", "unsupported-kernel"}
     )
     # 21 since page-error joined the vocabulary (docs/protocol.md section 7).
     assert len(codes) == 21
