@@ -59,7 +59,7 @@ from context_latency import (
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
-from jupyter_copilot.context import source_hash
+from jupyter_copilot.page.context import source_hash
 
 SHORT, LONG = 10, 2000  # cells of the two notebooks (--quick: 10 and 300)
 CELLS, PARALLEL, TARGET = 24, 20, 2  # soak.py's notebook; concurrent calls; the cell reviewed

@@ -1,7 +1,7 @@
 """Benchmark the kernel variables tools: listing 1,000 variables, describing a 1 GB DataFrame.
 
 A real IPython kernel, started with jupyter_client, idle between calls. Each call runs the
-server's own code path (``KernelVariables._ask`` in ``jupyter_copilot/kernelvars.py``: a new
+server's own code path (``KernelVariables._ask`` in ``jupyter_copilot/page/kernelvars.py``: a new
 kernel client with its own session, one silent execute request, the answer parsed and checked
 against the budget); only the look-up of the active notebook's session is replaced by this
 kernel, and the MCP and HTTP hops in front of it are not counted. Prints p50 and p95 per case
@@ -24,9 +24,9 @@ from typing import Any
 
 from jupyter_client.manager import AsyncKernelManager
 
-from jupyter_copilot.dispatcher import Dispatcher
-from jupyter_copilot.kernelvars import KernelVariables
-from jupyter_copilot.sessions import Registrations
+from jupyter_copilot.page.dispatcher import Dispatcher
+from jupyter_copilot.page.kernelvars import KernelVariables
+from jupyter_copilot.page.sessions import Registrations
 
 TARGET_MS = 100.0
 

@@ -46,8 +46,8 @@ from edit_latency import CELLS, cell_id, make_notebook, proposal, row
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
-from jupyter_copilot.context import source_hash
-from jupyter_copilot.edits import CALL_MEMORY_SECONDS
+from jupyter_copilot.page.context import source_hash
+from jupyter_copilot.tools.edits import CALL_MEMORY_SECONDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.pages import ScriptedPage, context_answer, notebook_state  # noqa: E402

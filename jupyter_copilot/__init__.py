@@ -6,7 +6,7 @@ from ._version import __version__
 
 
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:
-    from .app import CopilotApp
+    from .server.app import CopilotApp
 
     return [{"module": "jupyter_copilot", "app": CopilotApp}]
 

@@ -50,8 +50,8 @@ from hypothesis.stateful import (
     rule,
 )
 
-from jupyter_copilot.context import source_hash
-from jupyter_copilot.killswitch import config_directories
+from jupyter_copilot.admin.killswitch import config_directories
+from jupyter_copilot.page.context import source_hash
 from tests.eventually import eventually
 from tests.lab import Lab, settled
 from tests.mcpclient import refusal_code, structured

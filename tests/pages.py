@@ -10,7 +10,7 @@ from typing import Any
 
 from tornado.websocket import WebSocketClientConnection
 
-from jupyter_copilot.bridge import server_message_problem
+from jupyter_copilot.page.bridge import server_message_problem
 
 GET_CONTEXT = ("copilot", "api", "actions", "jupyter_copilot.notebook.get-context")
 

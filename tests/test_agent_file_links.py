@@ -21,7 +21,7 @@ import pytest
 
 from jupyter_copilot.agents import diskfiles
 from jupyter_copilot.agents.filereviews import FileReviews
-from jupyter_copilot.refusals import Refusal
+from jupyter_copilot.protocol.refusals import Refusal
 from tests.conversations import agent_log, api, create, scripted_agents, send
 from tests.pages import ScriptedPage, next_of, notebook_state
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from jupyter_copilot.agents import files
-from jupyter_copilot.refusals import Refusal
+from jupyter_copilot.protocol.refusals import Refusal
 
 
 def code(call) -> str:  # type: ignore[no-untyped-def]

@@ -23,7 +23,7 @@ from jupyter_copilot.agents.policy import (
     prompt_blocks,
     tools_offered,
 )
-from jupyter_copilot.refusals import Refusal
+from jupyter_copilot.protocol.refusals import Refusal
 
 
 def catalog(

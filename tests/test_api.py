@@ -9,7 +9,7 @@ from jupyter_server.auth.decorator import ws_authenticated
 from tornado import web
 from tornado.httpclient import HTTPClientError
 
-from jupyter_copilot.routes import handler_routes
+from jupyter_copilot.server.routes import handler_routes
 
 ANONYMOUS = {"Authorization": ""}
 GET_CONTEXT = ("copilot", "api", "actions", "jupyter_copilot.notebook.get-context")

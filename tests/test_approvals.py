@@ -15,7 +15,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from jupyter_copilot.context import source_hash
+from jupyter_copilot.page.context import source_hash
 from tests.conftest import make_notebook
 from tests.mcpclient import mcp_client, mcp_url, refusal_code, structured
 from tests.pages import ScriptedPage, context_answer, next_of, notebook_state

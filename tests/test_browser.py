@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_copilot.context import source_hash
+from jupyter_copilot.page.context import source_hash
 from tests.conftest import make_notebook
 from tests.eventually import eventually
 from tests.lab import Lab, lab_page

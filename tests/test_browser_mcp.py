@@ -15,7 +15,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from jupyter_copilot.context import entry_size, source_hash
+from jupyter_copilot.page.context import entry_size, source_hash
 from tests.conftest import make_notebook
 from tests.eventually import eventually
 from tests.lab import Lab, lab_page

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from jupyter_copilot.bridge import PageSession
-from jupyter_copilot.context import source_hash
-from jupyter_copilot.killswitch import config_directories
+from jupyter_copilot.admin.killswitch import config_directories
 from jupyter_copilot.mcp.tools import READ_CELLS
-from jupyter_copilot.refusals import Refusal
+from jupyter_copilot.page.bridge import PageSession
+from jupyter_copilot.page.context import source_hash
+from jupyter_copilot.protocol.refusals import Refusal
 from tests.conftest import make_notebook
 from tests.eventually import eventually
 from tests.lab import Lab, lab_page

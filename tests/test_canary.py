@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from jupyter_copilot.context import source_hash
 from jupyter_copilot.mcp.tools import READ_CELLS
+from jupyter_copilot.page.context import source_hash
 from tests.conftest import make_notebook
 from tests.conversations import create, reply_of, scripted_agents, send
 from tests.eventually import eventually

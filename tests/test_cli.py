@@ -26,8 +26,8 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10: the same parser, from PyPI (the test extras)
     import tomli as tomllib
 
-from jupyter_copilot.cli import updated_config
-from jupyter_copilot.killswitch import KillSwitch, KillSwitchState
+from jupyter_copilot.admin.cli import updated_config
+from jupyter_copilot.admin.killswitch import KillSwitch, KillSwitchState
 
 REPO = Path(__file__).resolve().parent.parent
 NAME = "jupyter_copilot_config.json"
@@ -49,7 +49,7 @@ class Env:
     environ: dict[str, str]
 
     def run(self, *args: str, command: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-        argv = list(command) or [str(self.python), "-m", "jupyter_copilot.cli"]
+        argv = list(command) or [str(self.python), "-m", "jupyter_copilot.admin.cli"]
         return subprocess.run(
             [*argv, *args],
             env=self.environ,

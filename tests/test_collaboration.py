@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from traitlets.config import Config
 
-from jupyter_copilot.context import source_hash
+from jupyter_copilot.page.context import source_hash
 from tests.conftest import make_notebook
 from tests.pages import ScriptedPage, context_answer, notebook_state
 from tests.server import INSERT_INVOKE, INVOKE, RUN_INVOKE, call_action, start_session

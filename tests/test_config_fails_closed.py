@@ -19,7 +19,7 @@ import pytest
 from traitlets import List, TraitError, Unicode, validate
 from traitlets.config import Config
 
-from jupyter_copilot.app import CopilotApp
+from jupyter_copilot.server.app import CopilotApp
 from tests.conversations import SCRIPTED_AGENT, api
 from tests.server import INVOKE, call_action
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from jupyter_copilot.context import (
+from jupyter_copilot.page.context import (
     SELECTED_CELL_DESCRIPTION,
     build_context,
     entry_size,
     selected_cell_entry,
     source_hash,
 )
-from jupyter_copilot.edits import ServedCells
+from jupyter_copilot.tools.edits import ServedCells
 from tests.pages import context_answer
 
 

@@ -17,8 +17,8 @@ import httpx2
 import pytest
 
 from jupyter_copilot.agents.client import tool_cell
-from jupyter_copilot.context import source_hash
 from jupyter_copilot.mcp.tools import READ_CELLS
+from jupyter_copilot.page.context import source_hash
 from tests.conftest import make_notebook
 from tests.conversations import agent_log, api, create, end_of, reply_of, scripted_agents, send
 from tests.eventually import eventually

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_copilot import jsontext
+from jupyter_copilot.protocol import jsontext
 from tests.conversations import api, create, scripted_agents
 from tests.pages import ScriptedPage, notebook_state
 

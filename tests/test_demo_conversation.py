@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_copilot.context import source_hash
+from jupyter_copilot.page.context import source_hash
 from tests.conversations import api, create, end_of, reply_of, send
 from tests.eventually import eventually
 from tests.server import INSERT_INVOKE, INVOKE, RUN_INVOKE

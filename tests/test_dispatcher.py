@@ -8,7 +8,7 @@ import logging
 import pytest
 from tornado.httpclient import HTTPClientError
 
-from jupyter_copilot.context import source_hash
+from jupyter_copilot.page.context import source_hash
 from tests.conftest import make_notebook
 from tests.eventually import eventually
 from tests.pages import ScriptedPage, context_answer, get_context, notebook_state

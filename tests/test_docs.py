@@ -23,7 +23,7 @@ import pytest
 import yaml
 from traitlets.config import Config
 
-from jupyter_copilot.app import CopilotApp
+from jupyter_copilot.server.app import CopilotApp
 
 from .docsandbox import Sandbox, require_namespaces
 from .mcpclient import mcp_client

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from jupyter_copilot.context import source_hash
-from jupyter_copilot.killswitch import config_directories
+from jupyter_copilot.admin.killswitch import config_directories
+from jupyter_copilot.page.context import source_hash
 from tests.conftest import make_notebook
 from tests.eventually import eventually
 from tests.pages import ScriptedPage, context_answer, notebook_state

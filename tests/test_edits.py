@@ -6,12 +6,12 @@ import asyncio
 
 import pytest
 
-from jupyter_copilot import edits
-from jupyter_copilot.context import source_hash
-from jupyter_copilot.edits import ProposalCalls, check_live_cell, check_new_source
-from jupyter_copilot.insert_tool import insert_result
-from jupyter_copilot.proposals import ProposalDesk
-from jupyter_copilot.refusals import Refusal
+from jupyter_copilot.page.context import source_hash
+from jupyter_copilot.protocol.refusals import Refusal
+from jupyter_copilot.tools import edits
+from jupyter_copilot.tools.edits import ProposalCalls, check_live_cell, check_new_source
+from jupyter_copilot.tools.insert_tool import insert_result
+from jupyter_copilot.tools.proposals import ProposalDesk
 
 
 def code_of(call, *args) -> str | None:
@@ -98,7 +98,7 @@ async def test_calls_are_remembered_then_forgotten(monkeypatch: pytest.MonkeyPat
 def test_the_fast_input_check_agrees_with_jsonschema() -> None:
     import jsonschema
 
-    from jupyter_copilot.registry import load_registry
+    from jupyter_copilot.protocol.registry import load_registry
 
     schema = load_registry().tool("notebook_edit_cell")["parameters"]
     fast = edits.simple_object_check(schema)

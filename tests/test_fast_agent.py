@@ -18,8 +18,8 @@ import httpx2
 import pytest
 from acp.schema import ClientCapabilities, FileSystemCapabilities
 
-from jupyter_copilot.context import source_hash
 from jupyter_copilot.mcp.tools import READ_CELLS
+from jupyter_copilot.page.context import source_hash
 from tests.conftest import make_notebook
 from tests.conversations import api, create, end_of, reply_of, send
 from tests.fastagent import (

@@ -26,7 +26,7 @@ import pytest
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
-from jupyter_copilot.context import source_hash
+from jupyter_copilot.page.context import source_hash
 from tests.conftest import make_notebook
 from tests.conversations import agent_log, api, create, scripted_agents, send
 from tests.eventually import eventually

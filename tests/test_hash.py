@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jupyter_copilot.context import source_hash
+from jupyter_copilot.page.context import source_hash
 from tests.conftest import load_json
 from tests.node_harness import run_node
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_copilot import hiddenchars
 from jupyter_copilot.agents.shell import MAX_COMMAND_CHARS, SHELL, prepare, resolve_program
-from jupyter_copilot.refusals import Refusal
+from jupyter_copilot.protocol import hiddenchars
+from jupyter_copilot.protocol.refusals import Refusal
 from tests.node_harness import run_node
 
 #: The direction controls of Unicode's Bidi_Control property.

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from jupyter_copilot.bridge import server_message_problem
-from jupyter_copilot.killswitch import config_directories
-from jupyter_copilot.registry import first_error
+from jupyter_copilot.admin.killswitch import config_directories
+from jupyter_copilot.page.bridge import server_message_problem
+from jupyter_copilot.protocol.registry import first_error
 from tests.conftest import make_notebook
 from tests.eventually import eventually
 from tests.mcpclient import mcp_client, mcp_url, refusal_code, structured

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from jupyter_client.session import Session
 
-from jupyter_copilot.kernelvars import inspect_expression, valid_name
+from jupyter_copilot.page.kernelvars import inspect_expression, valid_name
 from tests.conftest import make_notebook
 from tests.eventually import eventually
 from tests.mcpclient import mcp_client, mcp_url, refusal_code, structured

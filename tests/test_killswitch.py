@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from traitlets.config.loader import DeferredConfigString
 
-from jupyter_copilot.killswitch import (
+from jupyter_copilot.admin.killswitch import (
     FileReading,
     KillSwitch,
     KillSwitchState,

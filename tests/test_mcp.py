@@ -14,8 +14,8 @@ import httpx2
 import nbformat
 import pytest
 
-from jupyter_copilot.context import source_hash
 from jupyter_copilot.mcp.tools import READ_CELLS
+from jupyter_copilot.page.context import source_hash
 from tests.conftest import make_notebook
 from tests.mcpclient import mcp_client, mcp_url, read_cells_answer, refusal_code, structured
 from tests.pages import ScriptedPage, context_answer, notebook_state

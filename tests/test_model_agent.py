@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from jupyter_copilot.context import source_hash
 from jupyter_copilot.mcp.tools import READ_CELLS
+from jupyter_copilot.page.context import source_hash
 from tests.conftest import make_notebook
 from tests.conversations import api, create, end_of, reply_of, send
 from tests.mcpclient import read_cells_answer

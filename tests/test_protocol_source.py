@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 import yaml
 
-from jupyter_copilot import vocabulary
-from jupyter_copilot.bridge import PAGE_CODES, server_message_problem
-from jupyter_copilot.killswitch import KillSwitchState
-from jupyter_copilot.refusals import DEFAULT_TEXT, HTTP_STATUS, Refusal
+from jupyter_copilot.admin.killswitch import KillSwitchState
+from jupyter_copilot.page.bridge import PAGE_CODES, server_message_problem
+from jupyter_copilot.protocol import vocabulary
+from jupyter_copilot.protocol.refusals import DEFAULT_TEXT, HTTP_STATUS, Refusal
 from tests.pages import ScriptedPage, get_context, next_of
 
 REPO = Path(__file__).resolve().parent.parent
@@ -362,18 +362,13 @@ def test_the_bridge_schemas_define_exactly_the_vocabularys_message_types() -> No
 
 
 def test_python_names_match_the_vocabulary() -> None:
-    from jupyter_copilot import (
-        approvals,
-        context,
-        edits,
-        registry,
-        run_tool,
-        skills,
-        toolspecs,
-    )
-    from jupyter_copilot import callers as grants
     from jupyter_copilot.agents import filereviews
-    from jupyter_copilot.registry import load_registry
+    from jupyter_copilot.mcp import skills
+    from jupyter_copilot.page import context
+    from jupyter_copilot.protocol import callers as grants
+    from jupyter_copilot.protocol import registry
+    from jupyter_copilot.protocol.registry import load_registry
+    from jupyter_copilot.tools import approvals, edits, run_tool, toolspecs
 
     names = {registry.GET_CONTEXT, registry.READ_CELLS}
     for spec in toolspecs.NOTEBOOK_TOOLS:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from jupyter_copilot.registry import first_error
+from jupyter_copilot.protocol.registry import first_error
 from tests.node_harness import run_node
 
 READ = """

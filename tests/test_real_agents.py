@@ -41,8 +41,8 @@ from urllib.parse import unquote
 import nbformat
 import pytest
 
-from jupyter_copilot.context import source_hash
 from jupyter_copilot.mcp.tools import READ_CELLS
+from jupyter_copilot.page.context import source_hash
 from tests import realagents
 from tests import scriptedanthropic as anthropic
 from tests import scriptedgemini as gemini

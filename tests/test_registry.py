@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from jupyter_copilot.registry import (
+from jupyter_copilot.protocol.registry import (
     MANIFEST_DIR,
     RegistryError,
     build_registry,

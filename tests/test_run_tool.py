@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from jupyter_copilot.bridge import server_message_problem
-from jupyter_copilot.context import source_hash
-from jupyter_copilot.refusals import Refusal
-from jupyter_copilot.registry import first_error
-from jupyter_copilot.run_tool import check_live_run_cell, run_locked, run_result
+from jupyter_copilot.page.bridge import server_message_problem
+from jupyter_copilot.page.context import source_hash
+from jupyter_copilot.protocol.refusals import Refusal
+from jupyter_copilot.protocol.registry import first_error
+from jupyter_copilot.tools.run_tool import check_live_run_cell, run_locked, run_result
 from tests.conftest import make_notebook
 from tests.eventually import eventually
 from tests.mcpclient import mcp_client, mcp_url, refusal_code, structured

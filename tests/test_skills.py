@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jupyter_copilot.refusals import HTTP_STATUS, Refusal
-from jupyter_copilot.skills import (
+from jupyter_copilot.mcp.skills import (
     MAX_SKILL_BYTES,
     Skill,
     SkillError,
@@ -19,6 +18,7 @@ from jupyter_copilot.skills import (
     parse_skill,
     skill_roots,
 )
+from jupyter_copilot.protocol.refusals import HTTP_STATUS, Refusal
 
 #: Text that only ever appears in skill bodies: it must never reach a summary or a warning.
 CANARY = "BODY-CANARY-7f3a"

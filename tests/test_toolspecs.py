@@ -13,17 +13,18 @@ import pytest
 import yaml
 
 import jupyter_copilot
-from jupyter_copilot import toolspecs, vocabulary
+from jupyter_copilot.admin.switches import FEATURE, TOOLS, UNGATED
 from jupyter_copilot.mcp.tools import CopilotTools, ToolsHost
-from jupyter_copilot.proposals import ToolService
-from jupyter_copilot.registry import load_registry
-from jupyter_copilot.switches import FEATURE, TOOLS, UNGATED
-from jupyter_copilot.toolspecs import Card, PageTool, ToolSpec
+from jupyter_copilot.protocol import vocabulary
+from jupyter_copilot.protocol.registry import load_registry
+from jupyter_copilot.tools import toolspecs
+from jupyter_copilot.tools.proposals import ToolService
+from jupyter_copilot.tools.toolspecs import Card, PageTool, ToolSpec
 
 PACKAGE = Path(jupyter_copilot.__file__).parent
 #: Where Python may spell a tool name or a tool's action: the registry, and the demo agent,
 #: an MCP client in its own process that calls the tools by name as any agent does.
-ALLOWED = {PACKAGE / "toolspecs.py", *(PACKAGE / "demo_agent").glob("*.py")}
+ALLOWED = {PACKAGE / "tools" / "toolspecs.py", *(PACKAGE / "demo_agent").glob("*.py")}
 #: The members of a tool's service, from the protocol that :class:`ProposalTool` composes.
 SERVICE_MEMBERS = sorted(
     {n for n, v in vars(ToolService).items() if callable(v) and not n.startswith("_")}
@@ -139,7 +140,7 @@ def test_every_tool_has_a_definition_and_a_call() -> None:
 
 
 def test_a_definition_file_that_names_other_actions_refuses_to_build() -> None:
-    from jupyter_copilot.registry import CopilotRegistry, RegistryError
+    from jupyter_copilot.protocol.registry import CopilotRegistry, RegistryError
 
     registry = load_registry()
     tools = tuple(
@@ -186,7 +187,7 @@ def test_python_spells_tool_names_only_in_the_registry() -> None:
     ]
     assert found == [], "tool names spelled outside toolspecs.py:\n" + "\n".join(found)
     # The registry spells each name once.
-    counted = spelled_names(PACKAGE / "toolspecs.py", tool_names())
+    counted = spelled_names(PACKAGE / "tools" / "toolspecs.py", tool_names())
     assert sorted(hit.split(" ")[1] for hit in counted) == sorted(vocabulary.TOOLS)
 
 

@@ -26,12 +26,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..callers import APPROVAL_MODES, CONTEXT_REFS
-from ..killswitch import RECENT_NS, candidate_paths, read_regular_file, unique_directories
-from ..refusals import Refusal
+from ..admin.killswitch import RECENT_NS, candidate_paths, read_regular_file, unique_directories
+from ..protocol.callers import APPROVAL_MODES, CONTEXT_REFS
+from ..protocol.refusals import Refusal
 
 if TYPE_CHECKING:
-    from ..killswitch import Logger
+    from ..admin.killswitch import Logger
 
 #: The trait names a live JSON config file may narrow, and what each may hold.
 _LIVE_KEYS = {

@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..callers import APPROVAL_MODES, CONTEXT_REFS
-from ..refusals import Refusal
+from ..protocol.callers import APPROVAL_MODES, CONTEXT_REFS
+from ..protocol.refusals import Refusal
 
 #: The longest message a person may send, in characters.
 MAX_MESSAGE_CHARS = 100_000

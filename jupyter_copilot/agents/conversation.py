@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..hiddenchars import escaped
+from ..protocol.hiddenchars import escaped
 from .catalog import AgentSpec
 
 if TYPE_CHECKING:

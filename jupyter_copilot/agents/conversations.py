@@ -12,7 +12,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..callers import (
+from ..protocol.callers import (
     APPROVAL_MODES,
     CONTEXT_REFS,
     CONVERSATION,
@@ -20,7 +20,7 @@ from ..callers import (
     SELECTED_CELL,
     Caller,
 )
-from ..refusals import Refusal
+from ..protocol.refusals import Refusal
 from . import bodies
 from .catalog import AgentSpec
 from .conversation import Conversation, Turn

@@ -17,7 +17,7 @@ import hashlib
 import os
 import stat
 
-from ..refusals import Refusal
+from ..protocol.refusals import Refusal
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 #: ``O_NONBLOCK``: opening a FIFO planted at the path must not hang the server.

@@ -22,8 +22,8 @@ from typing import Any
 
 from jupyter_core.utils import ensure_async
 
-from ..bridge import PageSession
-from ..refusals import Refusal
+from ..page.bridge import PageSession
+from ..protocol.refusals import Refusal
 from . import diskfiles
 from .diskfiles import text_hash
 

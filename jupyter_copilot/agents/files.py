@@ -14,8 +14,8 @@ import os
 import posixpath
 from collections.abc import Callable, Iterable
 
-from ..callers import FILES, PLAN
-from ..refusals import Refusal
+from ..protocol.callers import FILES, PLAN
+from ..protocol.refusals import Refusal
 
 #: ACP tool kinds a read-only conversation still lets the person decide on.
 READ_ONLY_KINDS = frozenset({"read", "search", "think"})

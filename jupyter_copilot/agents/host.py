@@ -7,10 +7,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..approvals import Approvals
-from ..callers import APPROVAL_MODES, CONTEXT_REFS
-from ..dispatcher import Dispatcher
-from ..telemetry import Telemetry
+from ..admin.telemetry import Telemetry
+from ..page.dispatcher import Dispatcher
+from ..protocol.callers import APPROVAL_MODES, CONTEXT_REFS
+from ..tools.approvals import Approvals
 from .adminpolicy import Policy
 from .conversation import TurnLimits
 from .egress import Network

@@ -47,12 +47,12 @@ from acp.schema import (
     WaitForTerminalExitResponse,
 )
 
-from ..approvals import Approvals
-from ..bridge import PageSession
-from ..callers import CONTEXT_REFS
-from ..dispatcher import Dispatcher
-from ..hiddenchars import bidi_controls, escaped
-from ..refusals import Refusal
+from ..page.bridge import PageSession
+from ..page.dispatcher import Dispatcher
+from ..protocol.callers import CONTEXT_REFS
+from ..protocol.hiddenchars import bidi_controls, escaped
+from ..protocol.refusals import Refusal
+from ..tools.approvals import Approvals
 from . import files, shell
 from .conversation import OUTPUT_CHARS, Conversation
 from .filereviews import FileReviews

@@ -13,7 +13,7 @@ import logging
 
 import acp
 
-from ..callers import PLAN
+from ..protocol.callers import PLAN
 from .conversation import Conversation
 from .policy import UNSAFE_AGENT_MODES, agent_mode
 from .process import AgentExited

@@ -14,7 +14,7 @@ from typing import Any
 
 import acp
 
-from ..callers import FILES
+from ..protocol.callers import FILES
 from .client import AgentClient
 from .conversation import Conversation
 from .host import ConversationsHost

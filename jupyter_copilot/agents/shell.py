@@ -24,8 +24,8 @@ import signal
 import uuid
 from dataclasses import dataclass, field
 
-from ..hiddenchars import bidi_controls, escaped
-from ..refusals import Refusal
+from ..protocol.hiddenchars import bidi_controls, escaped
+from ..protocol.refusals import Refusal
 
 #: The most output a terminal keeps, in bytes; the agent may ask for less.
 OUTPUT_CAP = 256 * 1024

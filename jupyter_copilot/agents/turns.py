@@ -16,7 +16,7 @@ from typing import Any
 
 import acp
 
-from ..refusals import Refusal
+from ..protocol.refusals import Refusal
 from . import bodies
 from .conversation import CANCELLED, END_TURN, ERROR, TITLE_CHARS, Conversation, Turn
 from .host import ConversationsHost

@@ -16,7 +16,7 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from ..refusals import DEFAULT_TEXT
+from ..protocol.refusals import DEFAULT_TEXT
 
 MCP_SERVER_NAME = "jupyter-copilot"
 CELL_URI_PREFIX = "jupyter-copilot://cell/"

@@ -1,1 +1,3 @@
-"""The MCP endpoint: tools for agents, paging and the HTTP transport (grants: callers.py)."""
+"""The MCP endpoint: the tools agents call, the skill library and the HTTP transport (grants:
+protocol/callers.py; paging: page/cellpages.py).
+"""

@@ -23,9 +23,9 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
-from ..callers import Caller
-from ..refusals import Refusal
-from ..telemetry import Telemetry
+from ..admin.telemetry import Telemetry
+from ..protocol.callers import Caller
+from ..protocol.refusals import Refusal
 from .tools import CopilotTools
 from .transport import AsgiExchange
 

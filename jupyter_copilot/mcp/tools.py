@@ -22,8 +22,12 @@ from typing import Any
 import anyio
 import jsonschema
 
-from .. import toolspecs
-from ..callers import (
+from ..admin.switches import Switches
+from ..page.cellpages import parse_cursor
+from ..page.context import SELECTED_CELL, VIEW_STATE
+from ..page.kernelvars import KernelVariables
+from ..page.notebook import NotebookReader
+from ..protocol.callers import (
     ACTIVE_NOTEBOOK,
     CELL_OUTPUTS,
     INTERACTIVE,
@@ -31,16 +35,12 @@ from ..callers import (
     NOTEBOOK_REFS,
     Caller,
 )
-from ..callers import SELECTED_CELL as SELECTED_CELL_REF
-from ..context import SELECTED_CELL, VIEW_STATE
-from ..kernelvars import KernelVariables
-from ..notebook import NotebookReader
-from ..proposals import ProposalTool
-from ..refusals import Refusal
-from ..registry import READ_CELLS, schema_problem
-from ..skills import SkillLibrary
-from ..switches import Switches
-from .cellpages import parse_cursor
+from ..protocol.callers import SELECTED_CELL as SELECTED_CELL_REF
+from ..protocol.refusals import Refusal
+from ..protocol.registry import READ_CELLS, schema_problem
+from ..tools import toolspecs
+from ..tools.proposals import ProposalTool
+from .skills import SkillLibrary
 
 __all__ = ["READ_CELLS", "CopilotTools", "ToolsHost"]
 

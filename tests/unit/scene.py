@@ -10,7 +10,7 @@ settings. Nothing here starts a Jupyter server, a kernel or a browser, so a test
 milliseconds.
 
 A :class:`Browser` is one JupyterLab page as the lab extension speaks the bridge (docs/
-protocol.md section 9): its messages go through the real :class:`~jupyter_copilot.bridge.
+protocol.md section 9): its messages go through the real :class:`~jupyter_copilot.page.bridge.
 PageSession`, which checks them against the bridge schema, and it answers the server's
 requests from its :class:`Notebook` the way the page does. What the server sends it is kept,
 so a test can tell that nothing reached the page.
@@ -27,21 +27,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jupyter_copilot.approvals import Approvals
-from jupyter_copilot.bridge import PageSession, server_message_problem
-from jupyter_copilot.callers import AUTOPILOT, Caller
-from jupyter_copilot.context import source_hash
-from jupyter_copilot.dispatcher import Dispatcher
-from jupyter_copilot.edits import ServedCells
-from jupyter_copilot.killswitch import KillSwitch
-from jupyter_copilot.notebook import NotebookReader
-from jupyter_copilot.pages import Pages
-from jupyter_copilot.proposals import NO_LIVE_DOCUMENT, ProposalDesk, ProposalHost, ProposalTool
-from jupyter_copilot.registry import GET_CONTEXT, load_registry
-from jupyter_copilot.sessions import Registrations
-from jupyter_copilot.switches import Switches
-from jupyter_copilot.telemetry import Telemetry
-from jupyter_copilot.toolspecs import EDIT_CELL, INSERT_CELL, RUN_CELL, build_proposal_tools
+from jupyter_copilot.admin.killswitch import KillSwitch
+from jupyter_copilot.admin.switches import Switches
+from jupyter_copilot.admin.telemetry import Telemetry
+from jupyter_copilot.page.bridge import PageSession, server_message_problem
+from jupyter_copilot.page.context import source_hash
+from jupyter_copilot.page.dispatcher import Dispatcher
+from jupyter_copilot.page.notebook import NotebookReader
+from jupyter_copilot.page.sessions import Registrations
+from jupyter_copilot.protocol.callers import AUTOPILOT, Caller
+from jupyter_copilot.protocol.registry import GET_CONTEXT, load_registry
+from jupyter_copilot.server.pages import Pages
+from jupyter_copilot.tools.approvals import Approvals
+from jupyter_copilot.tools.edits import ServedCells
+from jupyter_copilot.tools.proposals import (
+    NO_LIVE_DOCUMENT,
+    ProposalDesk,
+    ProposalHost,
+    ProposalTool,
+)
+from jupyter_copilot.tools.toolspecs import EDIT_CELL, INSERT_CELL, RUN_CELL, build_proposal_tools
 
 #: The defaults of the ``CopilotApp`` settings the tools read (docs/protocol.md sections 4.1,
 #: 5 and 11.2); ``CopilotApp`` itself is not imported, as loading it costs seconds.

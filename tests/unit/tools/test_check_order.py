@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from jupyter_copilot.callers import AUTOPILOT, PLAN
-from jupyter_copilot.refusals import Refusal
-from jupyter_copilot.toolspecs import EDIT_CELL, INSERT_CELL, RUN_CELL
+from jupyter_copilot.protocol.callers import AUTOPILOT, PLAN
+from jupyter_copilot.protocol.refusals import Refusal
+from jupyter_copilot.tools.toolspecs import EDIT_CELL, INSERT_CELL, RUN_CELL
 from tests.unit.scene import Notebook, Scene, caller
 
 

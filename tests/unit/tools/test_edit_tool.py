@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from jupyter_copilot.context import source_hash
-from jupyter_copilot.refusals import Refusal
-from jupyter_copilot.toolspecs import EDIT_CELL
+from jupyter_copilot.page.context import source_hash
+from jupyter_copilot.protocol.refusals import Refusal
+from jupyter_copilot.tools.toolspecs import EDIT_CELL
 from tests.unit.scene import Scene, caller
 
 

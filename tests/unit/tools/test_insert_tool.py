@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from jupyter_copilot.refusals import Refusal
-from jupyter_copilot.toolspecs import INSERT_CELL
+from jupyter_copilot.protocol.refusals import Refusal
+from jupyter_copilot.tools.toolspecs import INSERT_CELL
 from tests.unit.scene import Scene, caller
 
 

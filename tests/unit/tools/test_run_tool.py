@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from jupyter_copilot.callers import AUTOPILOT, INTERACTIVE
-from jupyter_copilot.refusals import Refusal
-from jupyter_copilot.run_tool import run_result
-from jupyter_copilot.toolspecs import RUN_CELL
+from jupyter_copilot.protocol.callers import AUTOPILOT, INTERACTIVE
+from jupyter_copilot.protocol.refusals import Refusal
+from jupyter_copilot.tools.run_tool import run_result
+from jupyter_copilot.tools.toolspecs import RUN_CELL
 from tests.unit.scene import Scene, caller
 
 
