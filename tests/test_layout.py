@@ -164,15 +164,16 @@ def test_import_graph_counts_lazy_imports_and_skips_type_checking(tmp_path: Path
 
 def test_the_package_has_no_import_cycle() -> None:
     graph = import_graph()
-    assert f"{PACKAGE}.handlers" in graph and f"{PACKAGE}.agents.handlers" in graph
+    assert f"{PACKAGE}.server.handlers" in graph and f"{PACKAGE}.server.agent_handlers" in graph
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
 def test_services_do_not_import_the_http_layer() -> None:
     graph = import_graph()
-    http = {f"{PACKAGE}.{name}" for name in ("actions", "handlers", "routes", "web", "app")}
-    services = ["edit_tool", "notebook", "dispatcher", "callers", "switches", "pages"]
+    http = {f"{PACKAGE}.server.{name}" for name in ("actions", "handlers", "routes", "web", "app")}
+    services = ["tools.edit_tool", "page.notebook", "page.dispatcher", "protocol.callers"]
+    services += ["admin.switches", "server.pages"]
     services += [m.removeprefix(f"{PACKAGE}.") for m in graph if m.startswith(f"{PACKAGE}.mcp.")]
     for service in services:
         assert not graph[f"{PACKAGE}.{service}"] & http, service
