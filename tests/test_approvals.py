@@ -67,7 +67,7 @@ async def scene(jp_fetch: Any, jp_ws_fetch: Any, root: Path, copilot: Any, url: 
         return context_answer("a.ipynb", OLD)
 
     page.respond = respond
-    return Scene(page, copilot._artifact_id("a.ipynb"), url)
+    return Scene(page, copilot.jupyter_server.artifact_id("a.ipynb"), url)
 
 
 async def decide(

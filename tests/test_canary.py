@@ -65,7 +65,7 @@ async def test_no_content_in_events_or_logs(
 
     make_notebook(jp_root_dir, NOTEBOOK, [OLD])
     await start_session(jp_fetch, NOTEBOOK)
-    artifact_id = copilot._artifact_id(NOTEBOOK)
+    artifact_id = copilot.jupyter_server.artifact_id(NOTEBOOK)
     page = await ScriptedPage.connect(jp_ws_fetch, f"page-{CANARY}", url=f"lab/tree/{NOTEBOOK}")
 
     def respond(request: dict[str, Any]) -> dict[str, Any] | None:
@@ -158,7 +158,7 @@ async def test_no_content_in_mcp_events_or_logs(
     reader = asyncio.ensure_future(read_events(subscription, events))
     make_notebook(jp_root_dir, NOTEBOOK, [OLD])
     await start_session(jp_fetch, NOTEBOOK)
-    artifact_id = copilot._artifact_id(NOTEBOOK)
+    artifact_id = copilot.jupyter_server.artifact_id(NOTEBOOK)
     cell_id = f"cell-{CANARY}"
     page = await ScriptedPage.connect(jp_ws_fetch, f"page-{CANARY}", url=f"lab/tree/{NOTEBOOK}")
     cells = [
@@ -244,7 +244,7 @@ async def test_no_content_in_conversation_events_or_logs(
     reader = asyncio.ensure_future(read_events(subscription, events))
     make_notebook(jp_root_dir, NOTEBOOK, [OLD])
     await start_session(jp_fetch, NOTEBOOK)
-    artifact_id = copilot._artifact_id(NOTEBOOK)
+    artifact_id = copilot.jupyter_server.artifact_id(NOTEBOOK)
     cell_id = f"cell-{CANARY}"
     page = await ScriptedPage.connect(jp_ws_fetch, f"page-{CANARY}", url=f"lab/tree/{NOTEBOOK}")
     cells = [{"cellId": cell_id, "cellType": "code", "source": OLD}]

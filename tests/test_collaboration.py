@@ -87,7 +87,7 @@ async def test_the_live_document_is_checked_before_the_page_is_asked(
         elif change == "delete":
             del ynb.ycells[0]
     data = {
-        "artifactId": copilot._artifact_id("a.ipynb"),
+        "artifactId": copilot.jupyter_server.artifact_id("a.ipynb"),
         "cellId": cell_id,
         "expectedSourceHash": source_hash(OLD),
         "newSource": "x = 2\n",
@@ -119,7 +119,7 @@ async def test_a_cell_whose_type_changed_since_it_was_served_is_cell_type_mismat
     with ynb.ydoc.transaction():
         ynb.ycells[0]["cell_type"] = "markdown"
     data = {
-        "artifactId": copilot._artifact_id("a.ipynb"),
+        "artifactId": copilot.jupyter_server.artifact_id("a.ipynb"),
         "cellId": cell_id,
         "expectedSourceHash": source_hash(OLD),
         "newSource": "x = 2\n",
@@ -148,7 +148,7 @@ async def test_an_insert_after_a_cell_gone_from_the_live_document_is_cell_not_fo
             # A locked anchor only stops edits of that cell, not a new cell after it.
             ynb.ycells[0]["metadata"]["editable"] = False
     data = {
-        "artifactId": copilot._artifact_id("a.ipynb"),
+        "artifactId": copilot.jupyter_server.artifact_id("a.ipynb"),
         "afterCellId": anchor,
         "cellType": "code",
         "source": "z = 3\n",
@@ -194,7 +194,7 @@ async def test_a_run_of_a_cell_that_changed_in_the_live_document_is_refused_with
         else:
             del ynb.ycells[0]
     data = {
-        "artifactId": copilot._artifact_id("a.ipynb"),
+        "artifactId": copilot.jupyter_server.artifact_id("a.ipynb"),
         "cellId": cell_id,
         "expectedSourceHash": source_hash(OLD),
     }

@@ -86,7 +86,7 @@ async def open_notebook(jp_fetch: Any, jp_ws_fetch: Any, root: Path, copilot: An
 
     page.respond = respond
     page.cells = cells
-    page.artifact_id = copilot._artifact_id("a.ipynb")
+    page.artifact_id = copilot.jupyter_server.artifact_id("a.ipynb")
     return page
 
 

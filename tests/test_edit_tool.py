@@ -69,7 +69,7 @@ async def scene(
     page = await ScriptedPage.connect(jp_ws_fetch, "p-1")
     await page.send_state(notebook_state("a.ipynb", writable=writable))
     page.respond = opens_review
-    artifact_id = copilot._artifact_id("a.ipynb")
+    artifact_id = copilot.jupyter_server.artifact_id("a.ipynb")
     return Scene(page, artifact_id, copilot)
 
 
@@ -218,7 +218,7 @@ async def test_no_page_is_no_active_page(jp_fetch, jp_root_dir, copilot) -> None
     make_notebook(jp_root_dir, "a.ipynb", [OLD])
     await start_session(jp_fetch, "a.ipynb")
     data = {
-        "artifactId": copilot._artifact_id("a.ipynb"),
+        "artifactId": copilot.jupyter_server.artifact_id("a.ipynb"),
         "cellId": "c1",
         "expectedSourceHash": source_hash(OLD),
         "newSource": NEW,
@@ -314,7 +314,7 @@ class TestCustomContentsManager:
         await page.send_state(notebook_state("readonly-a.ipynb"))
         page.respond = opens_review
         data = {
-            "artifactId": copilot._artifact_id("readonly-a.ipynb"),
+            "artifactId": copilot.jupyter_server.artifact_id("readonly-a.ipynb"),
             "cellId": "c1",
             "expectedSourceHash": source_hash(OLD),
             "newSource": NEW,

@@ -111,7 +111,7 @@ def assert_the_model_read_then_edited(model: ScriptedModel, copilot: Any) -> Non
     assert {READ, EDIT} <= set(tool_names(first))
     cell = json.loads(last_tool_result(second["messages"]))["cell"]
     assert cell["source"] == OLD and cell["expectedSourceHash"] == source_hash(OLD)
-    assert cell["artifactId"] == copilot._artifact_id("a.ipynb")
+    assert cell["artifactId"] == copilot.jupyter_server.artifact_id("a.ipynb")
     assert json.loads(last_tool_result(third["messages"]))["diffReviewOpened"] is True
 
 
@@ -159,7 +159,7 @@ async def test_fast_agent_as_an_outside_client_reads_the_cell_and_opens_a_review
     [invoke] = invokes(page)
     assert invoke["data"]["newSource"] == NEW
     assert invoke["data"]["expectedSourceHash"] == source_hash(OLD)
-    assert invoke["data"]["artifactId"] == copilot._artifact_id("a.ipynb")
+    assert invoke["data"]["artifactId"] == copilot.jupyter_server.artifact_id("a.ipynb")
     assert client.agent_text() == "Review opened: True."
     page.close()
 
@@ -201,7 +201,7 @@ async def test_a_conversation_drives_fast_agent_with_cards_for_its_permission_re
     conversation = await create(
         jp_fetch, agentId="fast-agent", chatOnly=False, contextRefs=["selected_cell"]
     )
-    artifact = copilot._artifact_id("a.ipynb")
+    artifact = copilot.jupyter_server.artifact_id("a.ipynb")
     attachment = {"artifactId": artifact, "cellId": "c1", "expectedSourceHash": source_hash(OLD)}
     cards: list[dict[str, Any]] = []
     approvals = f"http://localhost:{jp_http_port}{jp_base_url}copilot/api/approvals/"

@@ -96,7 +96,7 @@ async def test_the_bridge_dropping_with_a_pending_request_ends_the_call_at_once(
     page = await scene(jp_fetch, jp_ws_fetch, jp_root_dir, copilot)
     page.respond = lambda request: None if request["action"] == INVOKE else opens_review(request)
     call = asyncio.ensure_future(
-        call_action(jp_fetch, INVOKE, {"data": edit(copilot._artifact_id("a.ipynb"))})
+        call_action(jp_fetch, INVOKE, {"data": edit(copilot.jupyter_server.artifact_id("a.ipynb"))})
     )
     await eventually(lambda: page.requests, "the page to be asked to invoke")
     started = time.monotonic()
@@ -112,7 +112,7 @@ async def test_a_page_that_closes_right_after_keep_leaves_its_review_withdrawn(
 ) -> None:
     page = await scene(jp_fetch, jp_ws_fetch, jp_root_dir, copilot)
     before = (jp_root_dir / "a.ipynb").read_text()
-    artifact_id = copilot._artifact_id("a.ipynb")
+    artifact_id = copilot.jupyter_server.artifact_id("a.ipynb")
     status, _ = await call_action(
         jp_fetch, INVOKE, {"data": edit(artifact_id), "callId": "mid-keep"}
     )
@@ -139,7 +139,7 @@ async def test_the_kernel_shutting_down_during_a_review_refuses_keep(
     jp_fetch, jp_ws_fetch, jp_root_dir, copilot
 ) -> None:
     page = await scene(jp_fetch, jp_ws_fetch, jp_root_dir, copilot)
-    artifact_id = copilot._artifact_id("a.ipynb")
+    artifact_id = copilot.jupyter_server.artifact_id("a.ipynb")
     assert (await call_action(jp_fetch, INVOKE, {"data": edit(artifact_id), "callId": "k"}))[
         0
     ] == 200
@@ -167,7 +167,7 @@ async def test_the_kill_switch_engaged_between_allow_and_keep_refuses_keep(
     jp_base_url,
 ) -> None:
     page = await scene(jp_fetch, jp_ws_fetch, jp_root_dir, copilot)
-    artifact_id = copilot._artifact_id("a.ipynb")
+    artifact_id = copilot.jupyter_server.artifact_id("a.ipynb")
     async with mcp_client(url, jp_auth_header) as client:
         call = asyncio.ensure_future(client.call_tool("notebook_edit_cell", edit(artifact_id)))
         card = await next_of(page, "approval")

@@ -91,7 +91,7 @@ async def scene(
     page = await ScriptedPage.connect(jp_ws_fetch, "p-1")
     await page.send_state(notebook_state("a.ipynb", writable=writable))
     page.respond = opens_pending_cell
-    return Scene(page, copilot._artifact_id("a.ipynb"))
+    return Scene(page, copilot.jupyter_server.artifact_id("a.ipynb"))
 
 
 async def insert(jp_fetch: Any, data: Any, **body: Any) -> tuple[int, dict[str, Any]]:
@@ -117,8 +117,8 @@ async def test_each_kernel_session_registers_the_insert_tool_once(
     assert sorted(r["path"] for r in listed) == ["a.ipynb", "b.ipynb"]
     assert {r["tool"] for r in listed} == {"notebook_insert_cell"}
     assert {r["artifactId"] for r in listed} == {
-        copilot._artifact_id("a.ipynb"),
-        copilot._artifact_id("b.ipynb"),
+        copilot.jupyter_server.artifact_id("a.ipynb"),
+        copilot.jupyter_server.artifact_id("b.ipynb"),
     }
     tool = copilot.registry.tool("notebook_insert_cell")
     assert tool["invoke"]["action"] == INSERT_INVOKE
@@ -279,7 +279,7 @@ async def test_no_page_is_no_active_page(jp_fetch, jp_root_dir, copilot) -> None
     make_notebook(jp_root_dir, "a.ipynb", [OLD])
     await start_session(jp_fetch, "a.ipynb")
     data = {
-        "artifactId": copilot._artifact_id("a.ipynb"),
+        "artifactId": copilot.jupyter_server.artifact_id("a.ipynb"),
         "afterCellId": None,
         "cellType": "code",
         "source": SOURCE,
@@ -297,7 +297,7 @@ async def test_two_pages_never_focused_are_ambiguous(
     for page in pages:
         await page.send_state(notebook_state("a.ipynb", focused=False))
         page.respond = opens_pending_cell
-    data = Scene(pages[0], copilot._artifact_id("a.ipynb")).tool_input()
+    data = Scene(pages[0], copilot.jupyter_server.artifact_id("a.ipynb")).tool_input()
     assert code_of(await insert(jp_fetch, data)) == (409, "ambiguous-active-notebook")
     # Naming the page resolves it.
     assert (await insert(jp_fetch, data, pageId="p-2"))[0] == 200
@@ -531,7 +531,7 @@ async def test_keep_after_the_kernel_session_ended_is_no_active_session(
     page = await ScriptedPage.connect(jp_ws_fetch, "p-1")
     await page.send_state(notebook_state("a.ipynb"))
     page.respond = opens_pending_cell
-    s = Scene(page, copilot._artifact_id("a.ipynb"))
+    s = Scene(page, copilot.jupyter_server.artifact_id("a.ipynb"))
     assert (await insert(jp_fetch, s.tool_input(), callId="k2"))[0] == 200
     await jp_fetch("api", "sessions", session["id"], method="DELETE")
     page.send({"type": "keep", "callId": "k2"})
@@ -700,7 +700,7 @@ async def test_no_source_path_or_call_id_in_events_or_logs(
     page.respond = opens_pending_cell
     await page.send_state(notebook_state(notebook))
     data = {
-        "artifactId": copilot._artifact_id(notebook),
+        "artifactId": copilot.jupyter_server.artifact_id(notebook),
         "afterCellId": f"cell-{canary}",
         "cellType": "code",
         "source": f"leak = '{canary}'\n",

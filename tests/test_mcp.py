@@ -241,7 +241,7 @@ async def test_context_snapshot_says_what_could_be_read_without_any_source(
         "approvalMode": "interactive",
         "toolsEnabled": True,
         "notebook": {
-            "artifactId": copilot._artifact_id("a.ipynb"),
+            "artifactId": copilot.jupyter_server.artifact_id("a.ipynb"),
             "viewType": "notebook",
             "permissionMode": "edit",
             "selectedCellCount": 1,
@@ -267,7 +267,7 @@ async def test_the_selected_cell_is_served_whole_with_its_hash(
     async with mcp_client(url, jp_auth_header) as client:
         cell = structured(await client.call_tool("notebook_read_selected_cell", {}))["cell"]
     assert cell == {
-        "artifactId": copilot._artifact_id("a.ipynb"),
+        "artifactId": copilot.jupyter_server.artifact_id("a.ipynb"),
         "cellId": cells[0]["cellId"],
         "cellType": "code",
         "language": "python",
@@ -332,7 +332,7 @@ async def test_a_cursor_for_another_notebook_or_a_deleted_cell_is_refused(
     cells = cells_of(make_notebook(jp_root_dir, "a.ipynb", ["a = 1\n", "b = 2\n"]))
     page = await open_page(jp_ws_fetch, cells)
     copilot.external_context_refs = ["active_notebook"]
-    artifact = copilot._artifact_id("a.ipynb")
+    artifact = copilot.jupyter_server.artifact_id("a.ipynb")
     async with mcp_client(url, jp_auth_header) as client:
         other = await client.call_tool("notebook_read_cells", {"cursor": "other-id/x"})
         gone = await client.call_tool("notebook_read_cells", {"cursor": f"{artifact}/gone"})

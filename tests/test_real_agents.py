@@ -246,7 +246,7 @@ async def open_notebook(jp_fetch: Any, jp_ws_fetch: Any, root: Path, copilot: An
         return context_answer("a.ipynb", SOURCE, selected=[cells[0]["cellId"]])
 
     page.respond = respond
-    return Person(page, cells, copilot._artifact_id("a.ipynb"))
+    return Person(page, cells, copilot.jupyter_server.artifact_id("a.ipynb"))
 
 
 async def answer_cards(jp_fetch: Any, person: Person) -> None:

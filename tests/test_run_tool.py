@@ -101,7 +101,7 @@ async def scene(
     async def decide_card(request_id: str, decision: str) -> tuple[int, dict[str, Any]]:
         return await decide(port, base, headers, request_id, decision)
 
-    return Scene(page, copilot._artifact_id("a.ipynb"), decide_card)
+    return Scene(page, copilot.jupyter_server.artifact_id("a.ipynb"), decide_card)
 
 
 @pytest.fixture
@@ -318,7 +318,7 @@ async def test_no_page_is_no_active_page(jp_fetch, jp_root_dir, copilot) -> None
     make_notebook(jp_root_dir, "a.ipynb", [SOURCE])
     await start_session(jp_fetch, "a.ipynb")
     data = {
-        "artifactId": copilot._artifact_id("a.ipynb"),
+        "artifactId": copilot.jupyter_server.artifact_id("a.ipynb"),
         "cellId": "c1",
         "expectedSourceHash": HASH,
     }
@@ -524,7 +524,7 @@ async def test_no_source_output_path_or_call_id_in_events_or_logs(
     page.respond = lambda r: {**DONE, "outputs": leak} if r["action"] == RUN_INVOKE else None
     await page.send_state(notebook_state(notebook))
     data = {
-        "artifactId": copilot._artifact_id(notebook),
+        "artifactId": copilot.jupyter_server.artifact_id(notebook),
         "cellId": f"cell-{canary}",
         "expectedSourceHash": HASH,
     }

@@ -15,7 +15,7 @@ async def test_a_session_registers_the_tool_once_and_deleting_it_removes_it(
     assert await registrations(jp_fetch) == []
     session = await start_session(jp_fetch, "a.ipynb")
     listed = await registrations(jp_fetch)
-    artifact_id = copilot._artifact_id("a.ipynb")
+    artifact_id = copilot.jupyter_server.artifact_id("a.ipynb")
     assert artifact_id
     assert listed == [
         {

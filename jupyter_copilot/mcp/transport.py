@@ -63,6 +63,9 @@ class AsgiExchange:
         self._body_sent = False
         self._gone = asyncio.Event()
         self._started = False
+        #: Whether the response is complete, told by this exchange itself since tornado keeps
+        #: it private (``RequestHandler._finished``): only the exchange finishes the response.
+        self._finished = False
 
     def client_gone(self) -> None:
         """The client closed the connection: the app's next ``receive`` says so."""
@@ -73,11 +76,11 @@ class AsgiExchange:
     ) -> None:
         """Run ``app`` for the request until it has sent its whole response."""
         await app(asgi_scope(self._handler, state, extra), self._receive, self._send)
-        if self._handler._finished or self._gone.is_set():
+        if self._finished or self._gone.is_set():
             return
         if not self._started:
             raise web.HTTPError(500, "The MCP endpoint sent no response.")
-        self._handler.finish()
+        self._finish()
 
     async def _receive(self) -> Message:
         if not self._body_sent:
@@ -88,7 +91,7 @@ class AsgiExchange:
 
     async def _send(self, message: Message) -> None:
         handler = self._handler
-        if self._gone.is_set() or handler._finished:
+        if self._gone.is_set() or self._finished:
             return
         if message["type"] == "http.response.start":
             self._started = True
@@ -107,6 +110,10 @@ class AsgiExchange:
             if message.get("more_body", False):
                 await handler.flush()
             else:
-                handler.finish()
+                self._finish()
         except StreamClosedError:
             self._gone.set()
+
+    def _finish(self) -> None:
+        self._finished = True
+        self._handler.finish()

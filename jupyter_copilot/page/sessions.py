@@ -1,15 +1,14 @@
 """Tool registrations: each notebook tool once per active kernel session on a notebook.
 
 The session manager is the authority (docs/protocol.md section 2). :class:`Registrations` keeps
-the table; :func:`hook_session_manager` and :func:`hook_kernel_manager` keep it current
-from the server's own calls (session created, updated, deleted; kernel removed, which
-covers shutdown, culling and death), and :meth:`Registrations.renamed` follows the contents
-service's rename events. Nothing polls.
+the table; the server's adapters (``server/adapters.py``) keep it current from the server's
+own calls (session created, updated, deleted; kernel removed, which covers shutdown, culling
+and death) and from the contents service's rename events (:meth:`Registrations.renamed`).
+Nothing polls.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -105,56 +104,3 @@ class Registrations:
             # The artifactId survives renames; asking the file-ID service about the new path
             # here could race its own handling of the same event and mint a second id.
             self._by_session[session_id] = replace(registration, path=moved)
-
-
-def hook_session_manager(manager: Any, registrations: Registrations) -> None:
-    """Wrap the session manager's create, update and delete so the table follows them.
-
-    The server emits a kernel ``start`` event before the session row exists, so events
-    alone cannot tell which session a kernel belongs to; the manager's own calls can.
-    """
-    create = manager.create_session
-    update = manager.update_session
-    delete = manager.delete_session
-
-    @functools.wraps(create)
-    async def create_session(*args: Any, **kwargs: Any) -> Any:
-        model = await create(*args, **kwargs)
-        registrations.session_saved(model)
-        return model
-
-    @functools.wraps(update)
-    async def update_session(session_id: str, **kwargs: Any) -> Any:
-        result = await update(session_id, **kwargs)
-        if kwargs:
-            registrations.session_saved(await manager.get_session(session_id=session_id))
-        return result
-
-    @functools.wraps(delete)
-    async def delete_session(session_id: str) -> Any:
-        try:
-            return await delete(session_id)
-        finally:
-            # Whether or not the kernel shut down cleanly, the session is gone for us.
-            registrations.session_deleted(session_id)
-
-    manager.create_session = create_session
-    manager.update_session = update_session
-    manager.delete_session = delete_session
-
-
-def hook_kernel_manager(manager: Any, registrations: Registrations) -> None:
-    """Drop registrations when their kernel leaves the kernel manager's map.
-
-    ``remove_kernel`` is where shutdown, culling and a kernel's death all end.
-    """
-    remove = manager.remove_kernel
-
-    @functools.wraps(remove)
-    def remove_kernel(kernel_id: str) -> Any:
-        try:
-            return remove(kernel_id)
-        finally:
-            registrations.kernel_removed(kernel_id)
-
-    manager.remove_kernel = remove_kernel

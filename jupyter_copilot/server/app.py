@@ -7,12 +7,7 @@ import shutil
 from typing import Any
 
 from jupyter_core.paths import jupyter_data_dir, jupyter_path
-from jupyter_core.utils import ensure_async
 from jupyter_server.extension.application import ExtensionApp
-from jupyter_server.services.contents.filemanager import (
-    AsyncFileContentsManager,
-    FileContentsManager,
-)
 from jupyter_server.utils import url_path_join
 from traitlets import Bool, Dict, Enum, Float, Int, List, TraitError, Unicode, default
 from traitlets.config import Config
@@ -43,27 +38,22 @@ from ..agents.store import ConversationStore
 from ..mcp.endpoint import McpEndpoint
 from ..mcp.skills import SkillLibrary, skill_roots
 from ..mcp.tools import CopilotTools, ToolsHost
-from ..page.collaboration import live_cell_data
 from ..page.dispatcher import Dispatcher
 from ..page.kernelvars import KernelVariables
 from ..page.notebook import NotebookReader
-from ..page.sessions import Registrations, hook_kernel_manager, hook_session_manager
+from ..page.sessions import Registrations
 from ..protocol.callers import APPROVAL_MODES, CONTEXT_REFS, NOTEBOOK_REFS, ExternalGrants
 from ..protocol.registry import CopilotRegistry, load_registry
 from ..tools.approvals import Approvals
 from ..tools.edits import ServedCells
-from ..tools.proposals import NO_LIVE_DOCUMENT, ProposalDesk, ProposalHost
+from ..tools.proposals import ProposalDesk, ProposalHost
 from ..tools.run_tool import RUN_POLICIES
 from ..tools.toolspecs import build_proposal_tools, mcp_definitions
 from .actions import ActionRunner
+from .adapters import JupyterServer
 from .overview import Overview
 from .pages import Pages
 from .routes import handler_routes
-
-#: ``get`` of the contents managers whose ``writable`` is exactly ``is_writable(path)``.
-_STOCK_GETS = (FileContentsManager.get, AsyncFileContentsManager.get)
-
-CONTENTS_EVENTS = "https://events.jupyter.org/jupyter_server/contents_service/v1"
 
 
 class CopilotApp(ExtensionApp):
@@ -536,26 +526,27 @@ class CopilotApp(ExtensionApp):
             enabled=lambda: self.enabled,
             tools_engaged=lambda: self.kill_switch_state().engaged,
         )
+        #: The running server, through the adapters (adapters.py).
+        self.jupyter_server = JupyterServer(self.serverapp, self.log)
         self.dispatcher = Dispatcher()
         self.telemetry = Telemetry(getattr(self.serverapp, "event_logger", None))
         self.served_cells = ServedCells()
         self.notebook = NotebookReader(
-            self.dispatcher, self._artifact_id, self._action_settings, self.served_cells
+            self.dispatcher,
+            self.jupyter_server.artifact_id,
+            self.action_settings,
+            self.served_cells,
         )
         self.runner = ActionRunner(self.notebook, self.telemetry)
-        self.registrations = Registrations(self._artifact_id)
-        hook_session_manager(self.serverapp.session_manager, self.registrations)
-        hook_kernel_manager(self.serverapp.kernel_manager, self.registrations)
-        event_logger = getattr(self.serverapp, "event_logger", None)
-        if event_logger is not None:
-            event_logger.add_listener(schema_id=CONTENTS_EVENTS, listener=self._on_contents_event)
+        self.registrations = Registrations(self.jupyter_server.artifact_id)
+        self.jupyter_server.follow_sessions(self.registrations)
         proposal_host = ProposalHost(
             switches=self.switches,
-            artifact_id=self._artifact_id,
-            file_writable=self._file_writable,
-            live_cell=self._live_cell,
+            artifact_id=self.jupyter_server.artifact_id,
+            file_writable=self.jupyter_server.file_writable,
+            live_cell=self.jupyter_server.live_cell,
             served_type=self.served_cells.type_of,
-            settings=self._action_settings,
+            settings=self.action_settings,
             run_policy=lambda: self.agent_run_cells,
             run_timeout=lambda: self.agent_run_timeout_seconds,
         )
@@ -590,8 +581,8 @@ class CopilotApp(ExtensionApp):
                     self.registrations,
                     self.serverapp.kernel_manager,
                     self.serverapp.kernel_spec_manager,
-                    self._artifact_id,
-                    self._action_settings,
+                    self.jupyter_server.artifact_id,
+                    self.action_settings,
                 ),
             ),
         )
@@ -621,7 +612,7 @@ class CopilotApp(ExtensionApp):
             self.dispatcher,
             enabled=lambda: self.enabled,
             kill_switch=self.kill_switch_state,
-            rtc=self._rtc_enabled,
+            rtc=self.jupyter_server.rtc_enabled,
             sandbox=lambda: self.sandbox.to_json(),
             config_errors=lambda: list(self.config_errors),
         )
@@ -643,6 +634,15 @@ class CopilotApp(ExtensionApp):
     def kill_switch_state(self) -> KillSwitchState:
         """The kill switch now, with every JSON config file re-checked."""
         return self.kill_switch.state()
+
+    def action_settings(self) -> dict[str, Any]:
+        """The settings that reading actions and the tools' checks read at each call."""
+        return {
+            "page_timeout_seconds": self.page_timeout_seconds,
+            "context_budget_bytes": self.context_budget_bytes,
+            "tool_input_budget_bytes": self.tool_input_budget_bytes,
+            "kernel_inspect_timeout_seconds": self.kernel_inspect_timeout_seconds,
+        }
 
     async def stop_extension(self) -> None:
         """Deny waiting approvals, stop the agents, end MCP sessions, stop watching files."""
@@ -775,14 +775,6 @@ class CopilotApp(ExtensionApp):
             "toolInputBudgetBytes": self.tool_input_budget_bytes,
         }
 
-    def _action_settings(self) -> dict[str, Any]:
-        return {
-            "page_timeout_seconds": self.page_timeout_seconds,
-            "context_budget_bytes": self.context_budget_bytes,
-            "tool_input_budget_bytes": self.tool_input_budget_bytes,
-            "kernel_inspect_timeout_seconds": self.kernel_inspect_timeout_seconds,
-        }
-
     def _on_kill_switch_change(self, state: KillSwitchState) -> None:
         # Paths and file contents stay out of logs at this level.
         self.log.warning(
@@ -792,62 +784,3 @@ class CopilotApp(ExtensionApp):
         )
         for page in self.dispatcher.pages():
             page.send({"type": "tools-enabled", "enabled": not state.engaged})
-
-    async def _on_contents_event(self, logger: Any, schema_id: str, data: dict[str, Any]) -> None:
-        if data.get("action") == "rename" and isinstance(data.get("source_path"), str):
-            self.registrations.renamed(data["source_path"], data["path"])
-
-    async def _file_writable(self, path: str) -> bool:
-        assert self.serverapp is not None
-        manager: Any = self.serverapp.contents_manager
-        if type(manager).get in _STOCK_GETS:
-            # The stock file managers answer `writable` with is_writable(); asking it
-            # directly saves a thread hop and the model (about 1 ms a call).
-            return bool(manager.is_writable(path))
-        try:
-            model = await ensure_async(manager.get(path, content=False))
-        except Exception:
-            # Gone or unreadable: not something we may write.
-            self.log.debug("jupyter-copilot: cannot stat the notebook", exc_info=True)
-            return False
-        return bool(model.get("writable"))
-
-    async def _live_cell(self, artifact_id: str, cell_id: str) -> Any:
-        ydoc = self._ydoc_extension()
-        if ydoc is None:
-            return NO_LIVE_DOCUMENT
-        # The room is named after the file ID, which the caller has already checked: asking
-        # by room saves get_document() a second look-up in the file-ID database.
-        from jupyter_server_ydoc.utils import encode_file_path, room_id_from_encoded_path
-
-        room_id = room_id_from_encoded_path(encode_file_path("json", "notebook", artifact_id))
-        document = await ydoc.get_document(room_id=room_id, copy=False)
-        if document is None:
-            # Nobody has the room open: the page's model is the live one.
-            return NO_LIVE_DOCUMENT
-        return live_cell_data(document, cell_id)
-
-    def _ydoc_extension(self) -> Any:
-        if not self._rtc_enabled():
-            return None
-        assert self.serverapp is not None
-        return self.serverapp.web_app.settings.get("jupyter_server_ydoc")
-
-    def _artifact_id(self, path: str) -> str | None:
-        # Read at call time: the file-ID extension may load after this one.
-        assert self.serverapp is not None
-        manager = self.serverapp.web_app.settings.get("file_id_manager")
-        if manager is None:
-            self.log.warning(
-                "jupyter-copilot needs the jupyter_server_fileid extension to identify "
-                "notebooks; no context is served without it."
-            )
-            return None
-        return manager.index(path)
-
-    def _rtc_enabled(self) -> bool:
-        manager = getattr(self.serverapp, "extension_manager", None)
-        if manager is None:
-            return False
-        extension = manager.extensions.get("jupyter_server_ydoc")
-        return bool(extension is not None and extension.enabled)

@@ -22,6 +22,7 @@ from ..protocol.registry import GET_CONTEXT
 from ..tools.approvals import Approvals
 from ..tools.proposals import ProposalTool
 from .actions import ActionBody, ActionRunner
+from .adapters import authenticate
 from .web import AUTH_RESOURCE, CopilotHandler, RefusalAnswers, gated
 
 #: What a GET of status, manifest or tools answers with, built at call time.
@@ -174,7 +175,7 @@ class McpHandler(CopilotHandler):
         if conversation is None:
             raise web.HTTPError(403, "This conversation token is not valid.")
         self._conversation = conversation
-        self.current_user = self._jupyter_current_user = conversation.user
+        authenticate(self, conversation.user)
 
     def compute_etag(self) -> None:
         """Streamed answers have no ETag (tornado would otherwise hash the body)."""
