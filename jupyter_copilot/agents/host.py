@@ -12,9 +12,9 @@ from ..page.dispatcher import Dispatcher
 from ..protocol.callers import APPROVAL_MODES, CONTEXT_REFS
 from ..tools.approvals import Approvals
 from .adminpolicy import Policy
-from .conversation import TurnLimits
 from .egress import Network
 from .filereviews import FileReviews
+from .limits import TurnLimits
 from .sandbox import Sandbox
 from .store import ConversationStore
 

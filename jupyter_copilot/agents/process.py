@@ -26,8 +26,8 @@ from acp.schema import Implementation, InitializeResponse
 
 from .._version import __version__
 from .catalog import AgentSpec, resolve_env
-from .conversation import TurnLimits
 from .egress import Egress, Network
+from .limits import TurnLimits
 from .policy import client_capabilities
 from .sandbox import NET_DIR, REQUIRED, Launch, Sandbox, SandboxRequired
 

@@ -19,12 +19,12 @@ from ..admin.switches import Switches
 from ..admin.telemetry import Telemetry
 from ..agents.adminpolicy import AdminPolicy, Policy
 from ..agents.catalog import AgentConfigError, AgentSpec, build_catalog
-from ..agents.conversation import TurnLimits
 from ..agents.conversations import DEFAULT_CONTEXT_REFS, DEFAULT_MODE, Conversations
 from ..agents.egress import Network
 from ..agents.filereviews import FileReviews
 from ..agents.files import SHELL_ASK, SHELL_POLICIES
 from ..agents.host import ConversationsHost
+from ..agents.limits import TurnLimits
 from ..agents.models import (
     OLLAMA_URL,
     ModelEntries,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .agent_handlers import conversation_routes
 from .handlers import (
@@ -16,10 +17,47 @@ from .handlers import (
 )
 
 if TYPE_CHECKING:
-    from .app import CopilotApp
+    from ..admin.switches import Switches
+    from ..agents.conversations import Conversations
+    from ..agents.filereviews import FileReviews
+    from ..mcp.endpoint import McpEndpoint
+    from ..protocol.callers import ExternalGrants
+    from ..protocol.registry import CopilotRegistry
+    from ..tools.approvals import Approvals
+    from ..tools.proposals import ProposalTool
+    from .actions import ActionRunner
+    from .overview import Overview
+    from .pages import Pages
 
 
-def handler_routes(app: CopilotApp) -> list[tuple[str, type, dict[str, Any]]]:
+class Collaborators(Protocol):
+    """What the routes hand to their handlers; the app (app.py) builds each one."""
+
+    @property
+    def switches(self) -> Switches: ...
+    @property
+    def overview(self) -> Overview: ...
+    @property
+    def registry(self) -> CopilotRegistry: ...
+    @property
+    def runner(self) -> ActionRunner: ...
+    @property
+    def proposal_tools(self) -> Mapping[str, ProposalTool]: ...
+    @property
+    def pages(self) -> Pages: ...
+    @property
+    def approvals(self) -> Approvals: ...
+    @property
+    def mcp(self) -> McpEndpoint: ...
+    @property
+    def conversations(self) -> Conversations: ...
+    @property
+    def external(self) -> ExternalGrants: ...
+    @property
+    def file_reviews(self) -> FileReviews: ...
+
+
+def handler_routes(app: Collaborators) -> list[tuple[str, type, dict[str, Any]]]:
     """The routes, with what each handler needs from the app's collaborators."""
     switches = app.switches
     return [
