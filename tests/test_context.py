@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from jupyter_copilot.page.context import (
     SELECTED_CELL_DESCRIPTION,
+    ServedCells,
     build_context,
     entry_size,
     selected_cell_entry,
     source_hash,
 )
-from jupyter_copilot.tools.edits import ServedCells
 from tests.pages import context_answer
 
 

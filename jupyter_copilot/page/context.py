@@ -2,7 +2,8 @@
 
 Everything here is pure: the page reports its raw live state, and these functions turn it
 into the entries of docs/protocol.md section 4.1. Source is attached whole or not at all; an entry
-over the budget says so explicitly and never carries a cut-down source.
+over the budget says so explicitly and never carries a cut-down source. :class:`ServedCells`
+remembers the cell type served with each hash, which the edit tool's type check reads.
 """
 
 from __future__ import annotations
@@ -139,3 +140,30 @@ def build_context(
     if cell is not None and len(active["selectedCellIds"]) == 1:
         entries.append(selected_cell_entry(cell, artifact_id, active.get("language"), budget_bytes))
     return entries
+
+
+class ServedCells:
+    """Which cell type the server first served for a cell and hash, bounded.
+
+    ``edit-cell.invoke`` sends the page the type that went with the hash the agent read
+    (``expectedCellType``), so that a cell whose type changed is refused. The first type
+    served wins: the side panel re-reads the context after every change, so the latest
+    type served is always the current one and would never catch a change. A cell whose
+    type changed back and forth under the same source fails closed until its source changes.
+    """
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._capacity = capacity
+        self._types: dict[tuple[str, str, str], str] = {}
+
+    def served(self, artifact_id: str, cell_id: str, source_hash: str, cell_type: str) -> None:
+        """Remember one served selected cell."""
+        key = (artifact_id, cell_id, source_hash)
+        # Re-inserted to stay among the most recently used; the first type is kept.
+        self._types[key] = self._types.pop(key, cell_type)
+        while len(self._types) > self._capacity:
+            del self._types[next(iter(self._types))]
+
+    def type_of(self, artifact_id: str, cell_id: str, source_hash: str) -> str | None:
+        """The type served with that hash, or None if it was never served."""
+        return self._types.get((artifact_id, cell_id, source_hash))

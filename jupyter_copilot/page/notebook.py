@@ -15,10 +15,9 @@ from typing import Any
 from ..protocol.callers import Caller
 from ..protocol.refusals import Refusal
 from ..protocol.registry import GET_CONTEXT, READ_CELLS, first_error
-from ..tools.edits import ServedCells
 from .bridge import PageSession
 from .cellpages import build_page, served_cells
-from .context import SELECTED_CELL, build_context
+from .context import SELECTED_CELL, ServedCells, build_context
 from .dispatcher import Dispatcher
 
 #: The smallest cell a page can list costs more than this many bytes (index, ids, hash).

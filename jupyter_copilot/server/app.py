@@ -38,6 +38,7 @@ from ..agents.store import ConversationStore
 from ..mcp.endpoint import McpEndpoint
 from ..mcp.skills import SkillLibrary, skill_roots
 from ..mcp.tools import CopilotTools, ToolsHost
+from ..page.context import ServedCells
 from ..page.dispatcher import Dispatcher
 from ..page.kernelvars import KernelVariables
 from ..page.notebook import NotebookReader
@@ -45,7 +46,6 @@ from ..page.sessions import Registrations
 from ..protocol.callers import APPROVAL_MODES, CONTEXT_REFS, NOTEBOOK_REFS, ExternalGrants
 from ..protocol.registry import CopilotRegistry, load_registry
 from ..tools.approvals import Approvals
-from ..tools.edits import ServedCells
 from ..tools.proposals import ProposalDesk, ProposalHost
 from ..tools.run_tool import RUN_POLICIES
 from ..tools.toolspecs import build_proposal_tools, mcp_definitions
