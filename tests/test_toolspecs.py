@@ -18,8 +18,8 @@ from jupyter_copilot.mcp.tools import CopilotTools, ToolsHost
 from jupyter_copilot.protocol import vocabulary
 from jupyter_copilot.protocol.registry import load_registry
 from jupyter_copilot.tools import toolspecs
-from jupyter_copilot.tools.proposals import ToolService
-from jupyter_copilot.tools.toolspecs import Card, PageTool, ToolSpec
+from jupyter_copilot.tools.service import ToolService
+from jupyter_copilot.tools.spec import Card, PageTool, ToolSpec, tool_action
 
 PACKAGE = Path(jupyter_copilot.__file__).parent
 #: Where Python may spell a tool name or a tool's action: the registry, and the demo agent,
@@ -48,7 +48,7 @@ def spec_problems(spec: ToolSpec) -> list[str]:
         problems.append("a page's tool checks its input first: its MCP gate must be UNGATED")
     for kind in ("invoke", "abort"):
         try:
-            toolspecs.tool_action(spec.name, kind)
+            tool_action(spec.name, kind)
         except KeyError:
             problems.append(f"the vocabulary has no {kind} action for it")
     if page.card.kind not in vocabulary.names("approvalKinds"):

@@ -26,7 +26,7 @@ from jupyter_server.services.contents.filemanager import (
 
 from ..page.collaboration import live_cell_data
 from ..page.sessions import Registrations
-from ..tools.proposals import NO_LIVE_DOCUMENT
+from ..tools.service import NO_LIVE_DOCUMENT
 
 if TYPE_CHECKING:
     from ..admin.killswitch import Logger

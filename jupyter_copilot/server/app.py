@@ -46,8 +46,9 @@ from ..page.sessions import Registrations
 from ..protocol.callers import APPROVAL_MODES, CONTEXT_REFS, NOTEBOOK_REFS, ExternalGrants
 from ..protocol.registry import CopilotRegistry, load_registry
 from ..tools.approvals import Approvals
-from ..tools.proposals import ProposalDesk, ProposalHost
+from ..tools.proposals import ProposalDesk
 from ..tools.run_tool import RUN_POLICIES
+from ..tools.service import ProposalHost
 from ..tools.toolspecs import build_proposal_tools, mcp_definitions
 from .actions import ActionRunner
 from .adapters import JupyterServer

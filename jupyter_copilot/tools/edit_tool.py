@@ -1,6 +1,6 @@
 """``notebook_edit_cell``: a whole-cell diff for one existing cell.
 
-:class:`EditCell` is the tool's service (:class:`~.proposals.ToolService`); its spec is in
+:class:`EditCell` is the tool's service (:class:`~.service.ToolService`); its spec is in
 ``toolspecs.py`` and :class:`~.proposals.ProposalTool` runs docs/protocol.md section 5 in
 order, callIds, abort and Keep. This module adds what only an edit checks (the size of
 ``newSource``, and with real-time collaboration the live cell's lock, type and hash) and
@@ -16,7 +16,7 @@ from ..page.bridge import PageSession
 from ..page.context import source_hash
 from ..protocol.refusals import Refusal
 from .edits import ProposalCall, ResultOf, check_live_cell, check_new_source, edit_result
-from .proposals import NO_LIVE_DOCUMENT, ProposalHost
+from .service import NO_LIVE_DOCUMENT, ProposalHost
 
 #: The page's answer once the diff review is open.
 OPENED = {"diffReviewOpened": True}

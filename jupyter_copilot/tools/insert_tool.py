@@ -1,6 +1,6 @@
 """``notebook_insert_cell``: propose one new cell, shown as a pending cell until Keep.
 
-:class:`InsertCell` is the tool's service (:class:`~.proposals.ToolService`); its spec is
+:class:`InsertCell` is the tool's service (:class:`~.service.ToolService`); its spec is
 in ``toolspecs.py``. :class:`~.proposals.ProposalTool` runs the fail-closed order of
 docs/protocol.md section 11.1 (section 5 where a step applies: switches, page, artifact,
 session, permission, size), remembers callIds, aborts and judges Keep exactly as for an
@@ -19,7 +19,7 @@ from ..admin.telemetry import Telemetry
 from ..page.bridge import PageSession
 from ..protocol.refusals import Refusal
 from .edits import ProposalCall, ResultOf, check_new_source
-from .proposals import NO_LIVE_DOCUMENT, ProposalHost
+from .service import NO_LIVE_DOCUMENT, ProposalHost
 
 #: The page's answer once the pending cell shows.
 OPENED = {"reviewOpened": True}

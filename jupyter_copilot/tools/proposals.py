@@ -6,7 +6,7 @@ remembered so that a repeat returns the first result (section 4.2), an abort tha
 (section 4.3), and for a tool whose page opens a review, Keep judged by the server before
 the page applies anything (section 6). :class:`ProposalTool` holds that life once and
 composes the two things that differ: the tool's spec (``toolspecs.py``: name, page actions,
-approval card, telemetry kind) and its service (:class:`ToolService`: what it checks itself,
+approval card, telemetry kind) and its service (``service.py``: what it checks itself,
 what the page's request carries and what its result is).
 """
 
@@ -16,12 +16,11 @@ import asyncio
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 import jsonschema
 
-from ..admin.switches import TOOLS, Switches
+from ..admin.switches import TOOLS
 from ..admin.telemetry import Telemetry
 from ..page.bridge import PageSession
 from ..page.dispatcher import Dispatcher
@@ -30,82 +29,16 @@ from ..protocol.callers import PLAN, Caller
 from ..protocol.refusals import Refusal
 from ..protocol.registry import schema_problem
 from .approvals import Approvals
-from .edits import DECISIONS, ProposalCall, ProposalCalls, ResultOf, simple_object_check
-
-if TYPE_CHECKING:
-    from .toolspecs import ToolSpec
+from .edits import DECISIONS, ProposalCall, ProposalCalls, simple_object_check
+from .service import ProposalHost, ToolService, ms_since
+from .spec import ToolSpec
 
 #: How long an abort waits for the page to withdraw a review; the server-side mark that
 #: blocks Keep is set before, so a slow page cannot make an abort fail.
 ABORT_PAGE_SECONDS = 5.0
 
-#: Sentinel of :attr:`ProposalHost.live_cell`: no live shared document to check against.
-NO_LIVE_DOCUMENT: Any = object()
-
 #: ``approve(page, path, data, abort)``: show an approval card and wait for the decision.
 Approve = Callable[[PageSession, str, dict[str, Any], asyncio.Event], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class ProposalHost:
-    """What the proposal tools ask of the server, each read at call time."""
-
-    switches: Switches
-    artifact_id: Callable[[str], str | None]
-    file_writable: Callable[[str], Awaitable[bool]]
-    #: The cell (artifactId, cellId) in the live shared document as plain data, None when
-    #: the document has no such cell, :data:`NO_LIVE_DOCUMENT` without collaboration.
-    live_cell: Callable[[str, str], Awaitable[Any]]
-    served_type: Callable[[str, str, str], str | None]
-    settings: Callable[[], dict[str, Any]]
-    #: ``CopilotApp.agent_run_cells``: ``ask`` or ``never``.
-    run_policy: Callable[[], str]
-    #: ``CopilotApp.agent_run_timeout_seconds``: how long the page has to finish a run.
-    run_timeout: Callable[[], float]
-
-
-class ToolService(Protocol):
-    """What one proposal tool does that the others do not (docs/protocol.md section 5).
-
-    A service is built from the :class:`ProposalHost` and the :class:`Telemetry`; the
-    spec names it (``toolspecs.py``). It never talks to the page or the person itself.
-    """
-
-    #: Rebuilds the success result from what a settled call keeps (:class:`~.edits.Settled`);
-    #: None when it cannot be rebuilt, so the first result is kept whole.
-    settled_result: ResultOf | None
-
-    def proposed_source(self, data: dict[str, Any]) -> str:
-        """The source the call proposes (only its size ever leaves the tool)."""
-
-    def permitted(self) -> None:
-        """Step 1's last check: refuse unless the server's configuration allows it now."""
-
-    async def check(self, data: dict[str, Any], settings: dict[str, Any]) -> Any:
-        """Steps 5 to 7 for this tool; returns what :meth:`request_data` needs besides the
-        input."""
-
-    def card_details(self, data: dict[str, Any]) -> dict[str, Any]:
-        """The details its approval card shows: ids and sizes, never source."""
-
-    def request_data(
-        self, call_id: str, data: dict[str, Any], path: str, checked: Any
-    ) -> dict[str, Any]:
-        """The data of the page's invoke request."""
-
-    def page_timeout(self, settings: dict[str, Any]) -> float:
-        """Seconds the page has to answer the invoke request."""
-
-    def answered(
-        self,
-        call: ProposalCall,
-        page: PageSession,
-        data: dict[str, Any],
-        answer: Any,
-        started: float,
-    ) -> dict[str, Any]:
-        """The call's success result from the page's answer; raises :class:`Refusal` for an
-        answer it cannot use."""
 
 
 class ProposalTool:
@@ -184,7 +117,7 @@ class ProposalTool:
             self.telemetry.proposal_review_opened(
                 call_ref=call.ref,
                 page_ref=page.ref,
-                latency_ms=_ms_since(started),
+                latency_ms=ms_since(started),
                 check_ms=call.check_ms,
                 new_source_bytes=len(self.service.proposed_source(data).encode("utf-8")),
                 operation=self.operation,
@@ -237,7 +170,7 @@ class ProposalTool:
             self.telemetry.proposal_refused(
                 call_ref=call.ref,
                 code=refusal.code,
-                latency_ms=_ms_since(started),
+                latency_ms=ms_since(started),
                 operation=self.operation,
             )
             raise
@@ -441,7 +374,3 @@ def _open_ms(call: ProposalCall) -> float:
     if call.opened_at is None:
         return 0.0
     return round((time.monotonic() - call.opened_at) * 1000.0, 3)
-
-
-def _ms_since(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000.0, 3)

@@ -1,6 +1,6 @@
 """``notebook_run_cell``: run one cell in the notebook's own kernel, only once the person allows it.
 
-:class:`RunCell` is the tool's service (:class:`~.proposals.ToolService`); its spec is in
+:class:`RunCell` is the tool's service (:class:`~.service.ToolService`); its spec is in
 ``toolspecs.py``. :class:`~.proposals.ProposalTool` gives it the proposal tools' life: the
 fail-closed order of docs/protocol.md section 11.2, callIds whose repeat returns the first
 result, and abort. What is its own:
@@ -27,7 +27,7 @@ from ..page.bridge import PageSession
 from ..protocol import vocabulary
 from ..protocol.refusals import Refusal
 from .edits import ProposalCall, ResultOf, live_source_hash
-from .proposals import NO_LIVE_DOCUMENT, ProposalHost, _ms_since
+from .service import NO_LIVE_DOCUMENT, ProposalHost, ms_since
 
 #: ``CopilotApp.agent_run_cells`` values: ask the person every time, or never run.
 RUN_POLICIES = ("ask", "never")
@@ -174,7 +174,7 @@ class RunCell:
         self.telemetry.run_finished(
             call_ref=call.ref,
             page_ref=page.ref,
-            latency_ms=_ms_since(started),
+            latency_ms=ms_since(started),
             status=result["status"],
             output_count=len(result["outputs"]),
             outputs_omitted=result["outputsOmitted"],
