@@ -1,9 +1,13 @@
-"""The package's layout: no module of jupyter_copilot imports, directly or not, itself.
+"""The package's layout: modules grouped in subpackages, and no import cycle.
 
-The import graph is read from the source (the AST), not from ``sys.modules``: imports at
-module level and inside functions both count (a lazy import only hides a cycle), imports
-under ``if TYPE_CHECKING:`` do not (they never run). Run this file as a script to print
-the graph.
+No module of jupyter_copilot imports, directly or not, itself. The import graph is read from
+the source (the AST), not from ``sys.modules``: imports at module level, inside functions
+and under ``if TYPE_CHECKING:`` all count (a lazy import only hides a cycle, and a cycle of
+type-only imports is still two modules that cannot be understood one without the other).
+Only ``__init__.py`` and ``_version.py`` stand at the package root; every other module
+lives in the subpackage of its responsibility, and no module only hands on names imported
+from another (a shim keeping an old path alive). Run this file as a script
+(``python -m tests.test_layout``) to print the graph.
 """
 
 from __future__ import annotations
@@ -26,24 +30,15 @@ def module_name(path: Path, root: Path = ROOT) -> str:
     return ".".join(parts)
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    if isinstance(test, ast.Name):
-        return test.id == "TYPE_CHECKING"
-    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+#: The modules that stand at the package root: the package's face and its version.
+ROOT_MODULES = {"__init__.py", "_version.py"}
 
 
 def _imports(tree: ast.AST) -> Iterable[ast.Import | ast.ImportFrom]:
-    """Every import statement that can run, at any depth, skipping ``if TYPE_CHECKING:``."""
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
+    """Every import statement, at any depth, ``if TYPE_CHECKING:`` blocks included."""
+    for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             yield node
-            continue
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
-            stack.extend(node.orelse)
-            continue
-        stack.extend(ast.iter_child_nodes(node))
 
 
 def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
@@ -139,7 +134,7 @@ def test_find_cycle_finds_a_self_loop_and_none_in_a_diamond() -> None:
     assert find_cycle({"a": {"b", "c"}, "b": {"d"}, "c": {"d"}, "d": set()}) is None
 
 
-def test_import_graph_counts_lazy_imports_and_skips_type_checking(tmp_path: Path) -> None:
+def test_import_graph_counts_lazy_and_type_checking_imports(tmp_path: Path) -> None:
     (tmp_path / "__init__.py").write_text("")
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "__init__.py").write_text("")
@@ -153,10 +148,10 @@ def test_import_graph_counts_lazy_imports_and_skips_type_checking(tmp_path: Path
     (tmp_path / "b.py").write_text("from . import a\n")
     (tmp_path / "sub" / "c.py").write_text("from ..b import x\nimport jupyter_copilot.a\n")
     graph = import_graph(tmp_path)
-    assert graph[f"{PACKAGE}.a"] == {f"{PACKAGE}.sub.c"}
+    assert graph[f"{PACKAGE}.a"] == {f"{PACKAGE}.b", f"{PACKAGE}.sub.c"}
     assert graph[f"{PACKAGE}.b"] == {f"{PACKAGE}.a"}
     assert graph[f"{PACKAGE}.sub.c"] == {f"{PACKAGE}.b", f"{PACKAGE}.a"}
-    assert find_cycle(graph) == [f"{PACKAGE}.a", f"{PACKAGE}.sub.c", f"{PACKAGE}.a"]
+    assert find_cycle(graph) == [f"{PACKAGE}.a", f"{PACKAGE}.b", f"{PACKAGE}.a"]
 
 
 # -- the package -------------------------------------------------------------------------------
@@ -177,6 +172,52 @@ def test_services_do_not_import_the_http_layer() -> None:
     services += [m.removeprefix(f"{PACKAGE}.") for m in graph if m.startswith(f"{PACKAGE}.mcp.")]
     for service in services:
         assert not graph[f"{PACKAGE}.{service}"] & http, service
+
+
+def only_hands_on_names(tree: ast.Module) -> bool:
+    """Whether a module's body is imports alone (beside a docstring and ``__all__``)."""
+    body = [
+        n for n in tree.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+    ]
+    imports = [n for n in body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    rest = [
+        n
+        for n in body
+        if n not in imports
+        and not (
+            isinstance(n, ast.Assign)
+            and all(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)
+        )
+    ]
+    real = [n for n in imports if not (isinstance(n, ast.ImportFrom) and n.module == "__future__")]
+    return bool(real) and not rest
+
+
+def test_only_the_face_and_the_version_stand_at_the_package_root() -> None:
+    modules = {p.name for p in ROOT.glob("*.py")}
+    assert modules == ROOT_MODULES, (
+        f"modules at the package root: {sorted(modules - ROOT_MODULES)}; "
+        "place each in the subpackage of its responsibility"
+    )
+
+
+def test_no_module_only_hands_on_names_from_another() -> None:
+    for path in sorted(ROOT.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        name = module_name(path)
+        if path.name == "__init__.py" and path.parent != ROOT:
+            # A subpackage's face says what the folder holds; importers name the module.
+            assert not list(_imports(tree)), f"{name} imports: import from its modules instead"
+        else:
+            assert not only_hands_on_names(tree), f"{name} only re-exports names"
+
+
+def test_only_hands_on_names_tells_a_shim_from_a_module() -> None:
+    shim = ast.parse('"""Old path."""\nfrom __future__ import annotations\nfrom .a import b\n')
+    assert only_hands_on_names(shim)
+    assert only_hands_on_names(ast.parse("from .a import b\n__all__ = ['b']\n"))
+    assert not only_hands_on_names(ast.parse("from .a import b\n\ndef c() -> None:\n    b()\n"))
+    assert not only_hands_on_names(ast.parse('"""Only a docstring."""\n'))
 
 
 if __name__ == "__main__":
