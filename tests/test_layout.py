@@ -164,6 +164,17 @@ def test_the_package_has_no_import_cycle() -> None:
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
+def test_nothing_outside_the_server_folder_imports_it() -> None:
+    """The server folder is the top: the app, the HTTP layer and the adapters; the package's
+    face loads the app from it, and nothing else reaches up into it."""
+    graph = import_graph()
+    server = f"{PACKAGE}.server"
+    for module, targets in graph.items():
+        if module in (PACKAGE, server) or module.startswith(server + "."):
+            continue
+        assert not {t for t in targets if t.startswith(server + ".")}, module
+
+
 def test_services_do_not_import_the_http_layer() -> None:
     graph = import_graph()
     http = {f"{PACKAGE}.server.{name}" for name in ("actions", "handlers", "routes", "web", "app")}
