@@ -175,6 +175,33 @@ def test_nothing_outside_the_server_folder_imports_it() -> None:
         assert not {t for t in targets if t.startswith(server + ".")}, module
 
 
+#: The package's folders from the bottom up: each imports only the folders before it.
+LAYERS = [
+    "protocol",
+    "demo_agent",
+    "model_agent",
+    "admin",
+    "page",
+    "tools",
+    "agents",
+    "mcp",
+    "server",
+]
+
+
+def test_each_folder_imports_only_the_folders_below_it() -> None:
+    def layer(module: str) -> int | None:
+        folder = module.removeprefix(f"{PACKAGE}.").split(".")[0]
+        return LAYERS.index(folder) if folder in LAYERS else None
+
+    for module, targets in sorted(import_graph().items()):
+        own = layer(module)
+        if own is None:
+            continue
+        above = sorted(t for t in targets if (layer(t) or 0) > own)
+        assert not above, f"{module} imports {above}, above its folder (README.md)"
+
+
 def test_services_do_not_import_the_http_layer() -> None:
     graph = import_graph()
     http = {f"{PACKAGE}.server.{name}" for name in ("actions", "handlers", "routes", "web", "app")}
