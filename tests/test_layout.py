@@ -13,6 +13,7 @@ from another (a shim keeping an old path alive). Run this file as a script
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -20,6 +21,8 @@ import jupyter_copilot
 
 PACKAGE = "jupyter_copilot"
 ROOT = Path(jupyter_copilot.__file__).parent
+#: The lab extension's TypeScript sources.
+TS_SOURCE = ROOT.parent / "labextension" / "src"
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:
@@ -258,5 +261,98 @@ def test_only_hands_on_names_tells_a_shim_from_a_module() -> None:
     assert not only_hands_on_names(ast.parse('"""Only a docstring."""\n'))
 
 
+# -- the lab extension's TypeScript ---------------------------------------------------------------
+
+#: A string (kept, group 1) or a comment (dropped), so that an import in a comment is no import.
+_TS_NOISE = re.compile(
+    r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`)|//[^\n]*|/\*.*?\*/""",
+    re.S,
+)
+#: ``import ... from './x'`` and ``export ... from './x'``: the clause, then the path.
+_TS_FROM = re.compile(r"""\b(?:import|export)\b([^;'"]*?)\bfrom\s*['"](\.[^'"]*)['"]""")
+#: ``import './x'`` and ``import('./x')``: loaded for its effect, or lazily.
+_TS_BARE = re.compile(r"""\bimport\s*(?:\(\s*)?['"](\.[^'"]*)['"]""")
+
+
+def _ts_type_only(clause: str) -> bool:
+    """``import type {...}``, or braces whose every name is ``type X``: the compiler erases it."""
+    clause = clause.strip()
+    if clause.startswith(("type ", "type{")):
+        return True
+    braces = re.fullmatch(r"\{(.*)\}", clause, re.S)
+    if braces is None:
+        return False
+    names = [n.strip() for n in braces.group(1).split(",") if n.strip()]
+    return bool(names) and all(n.startswith("type ") for n in names)
+
+
+def ts_import_graph(src: Path = TS_SOURCE) -> dict[str, set[str]]:
+    """Each TypeScript file under ``src`` and the files of ``src`` it imports.
+
+    Imports of values count, lazy ``import('./x')`` included (it only hides a cycle);
+    ``import type`` does not (the compiler erases it, so nothing of it runs).
+    """
+    files = {
+        p.relative_to(src).as_posix(): p
+        for p in sorted(src.rglob("*.ts"))
+        if not p.name.endswith(".d.ts")
+    }
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        text = _TS_NOISE.sub(lambda m: m.group(1) or " ", path.read_text(encoding="utf-8"))
+        specs = [spec for clause, spec in _TS_FROM.findall(text) if not _ts_type_only(clause)]
+        specs += _TS_BARE.findall(text)
+        edges: set[str] = set()
+        for spec in specs:
+            base = Path(name).parent / spec
+            stem = base.with_suffix("") if base.suffix == ".js" else base
+            for candidate in (f"{stem.as_posix()}.ts", f"{stem.as_posix()}/index.ts"):
+                normal = Path(candidate).as_posix()
+                parts: list[str] = []
+                for part in normal.split("/"):
+                    if part == "..":
+                        if parts:
+                            parts.pop()
+                    elif part != ".":
+                        parts.append(part)
+                resolved = "/".join(parts)
+                if resolved in files:
+                    edges.add(resolved)
+                    break
+        graph[name] = edges - {name}
+    return graph
+
+
+def test_ts_import_graph_counts_values_and_lazy_imports_not_types(tmp_path: Path) -> None:
+    (tmp_path / "review").mkdir()
+    (tmp_path / "a.ts").write_text(
+        "import type { B } from './b';\n"
+        "import { type C } from './c';\n"
+        "// import { d } from './d';\n"
+        "import { e } from './review/e';\n"
+        "import '../outside.css';\n"
+        "export const load = () => import('./d');\n"
+    )
+    for name in ("b.ts", "c.ts", "d.ts"):
+        (tmp_path / name).write_text("export const x = 1;\n")
+    (tmp_path / "review" / "e.ts").write_text(
+        "import {\n  a,\n  type A\n} from '../a';\nexport { x } from '../b';\n"
+    )
+    graph = ts_import_graph(tmp_path)
+    assert graph["a.ts"] == {"review/e.ts", "d.ts"}
+    assert graph["review/e.ts"] == {"a.ts", "b.ts"}
+    assert find_cycle(graph) == ["a.ts", "review/e.ts", "a.ts"]
+
+
+def test_the_lab_extension_has_no_import_cycle() -> None:
+    graph = ts_import_graph()
+    assert "index.ts" in graph and graph["index.ts"], "no TypeScript sources found"
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle in labextension/src: " + " -> ".join(cycle or [])
+
+
 if __name__ == "__main__":
     print(describe(import_graph()))
+    print()
+    for source, targets in sorted(ts_import_graph().items()):
+        print(f"{source} -> {', '.join(sorted(targets)) or '-'}")
