@@ -167,7 +167,7 @@ async def test_a_tool_call_reads_the_cell_and_opens_a_review_and_changes_nothing
     [invoke] = [r for r in page.requests if r["action"] == INVOKE]
     assert invoke["data"]["newSource"] == NEW
     assert invoke["data"]["expectedSourceHash"] == source_hash(OLD)
-    assert invoke["data"]["artifactId"] == copilot._artifact_id("a.ipynb")
+    assert invoke["data"]["artifactId"] == copilot.jupyter_server.artifact_id("a.ipynb")
     # The review is open in the page; nothing changed on disk before Keep.
     assert (jp_root_dir / "a.ipynb").read_bytes() == before
     _, body = await api(jp_fetch, "conversations", conversation)

@@ -31,7 +31,7 @@ from jupyter_copilot.admin.killswitch import KillSwitch
 from jupyter_copilot.admin.switches import Switches
 from jupyter_copilot.admin.telemetry import Telemetry
 from jupyter_copilot.page.bridge import PageSession, server_message_problem
-from jupyter_copilot.page.context import source_hash
+from jupyter_copilot.page.context import ServedCells, source_hash
 from jupyter_copilot.page.dispatcher import Dispatcher
 from jupyter_copilot.page.notebook import NotebookReader
 from jupyter_copilot.page.sessions import Registrations
@@ -39,13 +39,8 @@ from jupyter_copilot.protocol.callers import AUTOPILOT, Caller
 from jupyter_copilot.protocol.registry import GET_CONTEXT, load_registry
 from jupyter_copilot.server.pages import Pages
 from jupyter_copilot.tools.approvals import Approvals
-from jupyter_copilot.tools.edits import ServedCells
-from jupyter_copilot.tools.proposals import (
-    NO_LIVE_DOCUMENT,
-    ProposalDesk,
-    ProposalHost,
-    ProposalTool,
-)
+from jupyter_copilot.tools.proposals import ProposalDesk, ProposalTool
+from jupyter_copilot.tools.service import NO_LIVE_DOCUMENT, ProposalHost
 from jupyter_copilot.tools.toolspecs import EDIT_CELL, INSERT_CELL, RUN_CELL, build_proposal_tools
 
 #: The defaults of the ``CopilotApp`` settings the tools read (docs/protocol.md sections 4.1,
