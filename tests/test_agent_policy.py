@@ -88,6 +88,7 @@ def test_unguarded_known_agents_are_offered_only_when_the_admin_says_so() -> Non
         "description": "Google's Gemini CLI in ACP mode.",
         "guarded": True,
         "warning": None,
+        "unavailable": None,
     }
 
 
@@ -145,6 +146,7 @@ def test_an_agent_shows_its_label_and_first_description_line_never_its_command()
         "description": "One.",
         "guarded": True,
         "warning": None,
+        "unavailable": None,
     }
 
 

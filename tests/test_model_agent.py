@@ -309,3 +309,28 @@ class TestASmallContextWindow:
         )
         [request] = scripted_model.requests
         assert request.get("max_tokens", request.get("max_completion_tokens")) == 15
+
+
+async def test_each_reply_reports_its_tokens_and_the_conversations_totals(
+    listening: None, scripted_model: ScriptedModel, jp_fetch: Any, jp_serverapp: Any
+) -> None:
+    # The scripted endpoint counts 10 tokens in and 5 out for every request.
+    scripted_model.script = ["One.", "Two."]
+    conversation = await create(jp_fetch, agentId="team-model", chatOnly=True)
+    first = await send(jp_fetch, conversation, "First?")
+    second = await send(jp_fetch, conversation, "Second?")
+    [usage] = [e for e in first if e["type"] == "usage"]
+    assert usage == {
+        "type": "usage",
+        "inputTokens": 10,
+        "outputTokens": 5,
+        "conversationInputTokens": 10,
+        "conversationOutputTokens": 5,
+        "contextUsed": 15,
+        "contextSize": 32768,
+    }
+    [usage] = [e for e in second if e["type"] == "usage"]
+    assert (usage["conversationInputTokens"], usage["conversationOutputTokens"]) == (20, 10)
+    _, body = await api(jp_fetch, "conversations", conversation)
+    assert [t["usage"]["outputTokens"] for t in body["turns"]] == [5, 5]
+    assert body["turns"][1]["usage"]["conversationOutputTokens"] == 10

@@ -23,10 +23,11 @@ from acp.schema import (
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
+    UsageUpdate,
     WaitForTerminalExitResponse,
 )
 
-from .conversation import ERROR_CHARS, Conversation
+from .conversation import ERROR_CHARS, Conversation, tokens
 from .own_tools import OwnTools
 
 if TYPE_CHECKING:
@@ -57,6 +58,10 @@ class AgentClient:
                 turn.emit({"type": "text", "text": update.content.text})
         elif isinstance(update, (ToolCallStart, ToolCallProgress)):
             turn.emit(_tool_event(update))
+        elif isinstance(update, UsageUpdate):
+            used, size = tokens(update.used), tokens(update.size)
+            if used is not None and size:
+                turn.context = (used, size)
 
     async def request_permission(
         self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **_: Any

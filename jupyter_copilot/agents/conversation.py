@@ -57,6 +57,10 @@ class Turn:
         #: What the server told the person about this turn (a refused request, say).
         self.notices: list[str] = []
         self.tool_calls: dict[str, dict[str, Any]] = {}
+        #: The tokens the agent reported for this turn, with the conversation's totals.
+        self.usage: dict[str, int] | None = None
+        #: How full the agent's context is (ACP ``usage_update``): used and size, in tokens.
+        self.context: tuple[int, int] | None = None
         self.stop_reason: str | None = None
         self.error: str | None = None
         self.cancel_requested = False
@@ -114,6 +118,8 @@ class Turn:
             event = {"type": "tool", **call}
         elif kind == "notice":
             self.notices.append(event["text"])
+        elif kind == "usage":
+            self.usage = {k: v for k, v in event.items() if k != "type"}
         elif kind == "end":
             self.stop_reason = event["stopReason"]
             self.error = event.get("error")
@@ -175,6 +181,8 @@ class Turn:
         events: list[dict[str, Any]] = [{"type": "text", "text": reply}] if reply else []
         events += [{"type": "tool", **call} for call in self.tool_calls.values()]
         events += [{"type": "notice", "text": text} for text in self.notices]
+        if self.usage is not None:
+            events.append({"type": "usage", **self.usage})
         events.append({"type": "end", "stopReason": self.stop_reason, "error": self.error})
         self.events = events
 
@@ -191,6 +199,11 @@ class Turn:
         for call in data.get("toolCalls") or []:
             if isinstance(call, dict) and isinstance(call.get("toolCallId"), str):
                 turn.tool_calls[call["toolCallId"]] = call
+        usage = data.get("usage")
+        if isinstance(usage, dict):
+            turn.usage = {
+                k: v for k, v in usage.items() if isinstance(k, str) and type(v) is int
+            } or None
         stop_reason = data.get("stopReason")
         if isinstance(stop_reason, str):
             turn.stop_reason = stop_reason
@@ -211,6 +224,7 @@ class Turn:
             "toolCalls": list(self.tool_calls.values()),
             "stopReason": self.stop_reason,
             "error": self.error,
+            "usage": self.usage,
         }
 
 
@@ -311,3 +325,12 @@ class Conversation:
     def detail_json(self) -> dict[str, Any]:
         """The conversation with its turns."""
         return {"conversation": self.to_json(), "turns": [t.to_json() for t in self.turns]}
+
+
+#: The most tokens a figure may say; a larger one is not believed.
+MAX_TOKENS = 10**12
+
+
+def tokens(value: Any) -> int | None:
+    """A token count an agent reported, if it is one."""
+    return value if type(value) is int and 0 <= value < MAX_TOKENS else None

@@ -18,7 +18,7 @@ import acp
 
 from ..protocol.refusals import Refusal
 from . import bodies
-from .conversation import CANCELLED, END_TURN, ERROR, TITLE_CHARS, Conversation, Turn
+from .conversation import CANCELLED, END_TURN, ERROR, TITLE_CHARS, Conversation, Turn, tokens
 from .host import ConversationsHost
 from .permissions import AgentModes
 from .policy import prompt_blocks, tools_offered
@@ -183,6 +183,9 @@ class Turns:
                     "stopped.",
                 )
                 return
+            usage = turn_usage(conversation, turn, response)
+            if usage is not None:
+                turn.emit({"type": "usage", **usage})
             failure = endpoint_failure(conversation, response)
             if failure is not None and not turn.cancel_requested:
                 turn.end(ERROR, failure)
@@ -261,6 +264,9 @@ class Turns:
             await conversation.process.stop()
 
 
+#: The ``_meta`` key in which the built-in model agent copies its turn's tokens.
+USAGE_META = "jupyter-copilot/usage"
+
 #: The ``_meta`` key in which the built-in model agent reports its endpoint's failure.
 ENDPOINT_ERROR_META = "jupyter-copilot/error"
 
@@ -280,3 +286,35 @@ def endpoint_failure(conversation: Conversation, response: Any) -> str | None:
     error = meta.get(ENDPOINT_ERROR_META) if isinstance(meta, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
     return message[:ENDPOINT_ERROR_CHARS] if isinstance(message, str) and message else None
+
+
+def turn_usage(conversation: Conversation, turn: Turn, response: Any) -> dict[str, int] | None:
+    """The turn's tokens as its agent reported them, with the conversation's totals.
+
+    Read from the prompt response's ``usage`` (ACP), else from the built-in model agent's
+    ``_meta["jupyter-copilot/usage"]``; the totals are summed here, over the conversation's
+    turns, never taken from the agent. How full its context is comes from its last
+    ``usage_update``.
+    """
+    reported = getattr(response, "usage", None)
+    if reported is not None:
+        figures = {"inputTokens": reported.input_tokens, "outputTokens": reported.output_tokens}
+    else:
+        meta = getattr(response, "field_meta", None)
+        copied = meta.get(USAGE_META) if isinstance(meta, dict) else None
+        copied = copied if isinstance(copied, dict) else {}
+        figures = {k: copied.get(k) for k in ("inputTokens", "outputTokens")}
+    counted = {k: tokens(v) for k, v in figures.items()}
+    if any(v is None for v in counted.values()):
+        return None
+    usage: dict[str, int] = {k: v for k, v in counted.items() if v is not None}
+    earlier = [t.usage for t in conversation.turns if t is not turn and t.usage is not None]
+    usage["conversationInputTokens"] = usage["inputTokens"] + sum(
+        u.get("inputTokens", 0) for u in earlier
+    )
+    usage["conversationOutputTokens"] = usage["outputTokens"] + sum(
+        u.get("outputTokens", 0) for u in earlier
+    )
+    if turn.context is not None:
+        usage["contextUsed"], usage["contextSize"] = turn.context
+    return usage
