@@ -55,5 +55,10 @@ async def test_the_model_agent_is_in_the_agent_menu_and_answers(
         await chat.choose_agent("team-model", chat_only=True)
         await chat.send("Say hello")
         await chat.idle()
-        assert (await chat.last_reply()).strip() == REPLY
+        # The reply, then its tokens on a quiet line of their own.
+        assert (await chat.last_reply()).strip().splitlines()[0] == REPLY
+        # Its tokens, quietly under the reply (the scripted endpoint counts 10 in, 5 out).
+        usage = lab.page.locator(".jp-Copilot-Usage").last
+        await usage.wait_for(state="visible")
+        assert await usage.inner_text() == "10 in · 5 out tokens (conversation: 10 in · 5 out)"
     scripted_model.check()
