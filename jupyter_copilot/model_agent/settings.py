@@ -8,7 +8,7 @@ which other users of the machine can read.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 #: The providers an entry may name, and the wire protocol each speaks.
@@ -37,7 +37,8 @@ class ModelSettings:
     provider: str
     model: str
     base_url: str | None = None
-    api_key: str | None = None
+    #: Never in the settings' repr, which a traceback may print.
+    api_key: str | None = field(default=None, repr=False)
     context_window: int = DEFAULT_CONTEXT_WINDOW
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     turn_seconds: float = DEFAULT_TURN_SECONDS
