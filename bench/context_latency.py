@@ -57,7 +57,7 @@ STEPS = [  # label, notebooks to open, to close, the active one, its cell to cli
     ("10 cells, 10 tabs", [*EXTRAS, SMALL], [LARGE], SMALL, 4, 10),
     ("2,000 cells, 10 tabs", [LARGE], [SMALL], LARGE, 2, 10),
 ]
-WARMUP, P95_TARGET_MS, RATIO_TARGET, GZ_TARGET_KB = 20, 25.0, 1.5, 50.0
+WARMUP, P95_TARGET_MS, RATIO_TARGET, GZ_TARGET_KB = 20, 25.0, 1.5, 30.0
 MARK = {True: "ok", False: "MISSED"}  # the verdict printed beside a figure
 SHOW_JS = """async ([open, close, active]) => {
   const app = window.jupyterapp, tabs = () => [...app.shell.widgets('main')];
@@ -311,17 +311,35 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[max(math.ceil(p / 100 * len(ordered)) - 1, 0)]
 
 
-def print_startup_js(page: Any) -> None:
-    """Print the gzipped size of each jupyter-copilot file the page loaded at start."""
-    print(f"JS loaded at JupyterLab start from {EXT_URL} (gzip -9 of the built files):")
+def loaded_files(page: Any) -> list[str]:
+    """The jupyter-copilot files the page has loaded so far, by path."""
     urls = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
+    return sorted({urlparse(u).path for u in urls if EXT_URL in u})
+
+
+def print_files(paths: list[str]) -> float:
+    """Print the gzipped size of each built file; return their total in KB."""
     total = 0
-    for path in sorted({urlparse(u).path for u in urls if EXT_URL in u}):
+    for path in paths:
         data = (LABEXTENSION / path.split(EXT_URL, 1)[1]).read_bytes()
         total += (gz := len(gzip.compress(data, 9)))
         print(f"  {path.rsplit('/', 1)[1]:<34}{len(data) / 1024:>7.1f} KB{gz / 1024:>7.1f} KB gz")
-    ok = MARK[total / 1024 <= GZ_TARGET_KB]
-    print(f"  {'total':<43}{total / 1024:>7.1f} KB gz   target <= {GZ_TARGET_KB:g} KB  {ok}")
+    return total / 1024
+
+
+def print_startup_js(page: Any) -> None:
+    """Print the gzipped size of each jupyter-copilot file the page loaded at start, then of
+    those it loads on first use, when the person opens the Copilot panel."""
+    print(f"JS loaded at JupyterLab start from {EXT_URL} (gzip -9 of the built files):")
+    start = loaded_files(page)
+    total = print_files(start)
+    ok = MARK[total <= GZ_TARGET_KB]
+    print(f"  {'total':<43}{total:>7.1f} KB gz   target <= {GZ_TARGET_KB:g} KB  {ok}")
+    page.evaluate("() => window.jupyterapp.shell.activateById('jupyter-copilot-panel')")
+    page.wait_for_selector("#jupyter-copilot-panel .jp-Copilot-Chat", timeout=60_000)
+    print("JS loaded on first use, when the person opens the Copilot panel:")
+    more = print_files([path for path in loaded_files(page) if path not in start])
+    print(f"  {'total':<43}{more:>7.1f} KB gz   (the reviews' and runs' code loads later still)")
 
 
 def print_latency(calls: int, rows: list[tuple[str, list[float], dict[str, float]]]) -> None:

@@ -326,13 +326,20 @@ class Lab:
 
 @asynccontextmanager
 async def lab_page(
-    serverapp: Any, path: str = "", *, width: int = 1400, panel: bool = True
+    serverapp: Any,
+    path: str = "",
+    *,
+    width: int = 1400,
+    panel: bool = True,
+    open_panel: bool = True,
 ) -> AsyncIterator[Lab]:
     """Open JupyterLab at ``path`` in a new browser context of this process's Chromium and
     record the bridge traffic.
 
-    With ``panel=False`` (the feature switch off) it waits for the extension to have read
-    the manifest and for the application's main area instead of the Copilot panel.
+    The Copilot panel is only its tab at start; with ``open_panel`` (the default) it is then
+    shown, as a person clicks its tab, and its parts have loaded. With ``panel=False`` (the
+    feature switch off) it waits for the extension to have read the manifest and for the
+    application's main area instead of the Copilot panel.
     """
     require_chromium()
     from playwright.async_api import async_playwright
@@ -381,10 +388,20 @@ async def lab_page(
             else:
                 await page.wait_for_selector("#jp-main-dock-panel", timeout=60000)
             await settled(page)
+            if panel and open_panel:
+                await open_copilot_panel(page)
             yield Lab(page, base, token, traffic)
         finally:
             # Closes this test's contexts and disconnects; Chromium stays for the next test.
             await browser.close()
+
+
+async def open_copilot_panel(page: Any) -> None:
+    """Show the Copilot panel, as a click on its tab does, and wait for its parts to load."""
+    await page.evaluate("() => window.jupyterapp.shell.activateById('jupyter-copilot-panel')")
+    await page.wait_for_selector(
+        "#jupyter-copilot-panel .jp-Copilot-Conversation", state="visible", timeout=60000
+    )
 
 
 #: Whether no file browser is still restoring: JupyterLab marks it ``jp-mod-restoring`` until

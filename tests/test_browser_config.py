@@ -26,7 +26,8 @@ def copilot_config() -> dict[str, Any]:
 
 
 async def test_the_panel_names_the_invalid_settings_and_offers_nothing_else(lab_server) -> None:
-    async with lab_page(lab_server) as lab:
+    # The panel that names the invalid settings shows itself at start.
+    async with lab_page(lab_server, open_panel=False) as lab:
         message = lab.page.locator("#jupyter-copilot-panel .jp-Copilot-ConfigError")
         await message.wait_for(state="visible")
         assert await message.get_attribute("role") == "alert"

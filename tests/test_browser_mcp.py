@@ -126,6 +126,47 @@ async def test_an_outside_client_edit_waits_for_the_card_then_opens_the_review(
         assert result["sourceHashAfter"] == source_hash(NEW)
 
 
+#: The lab extension's files the page has loaded so far.
+LOADED_JS = """() => performance.getEntriesByType('resource').map(e => e.name)
+    .filter(n => n.includes('/lab/extensions/jupyterlab-agent-review/'))"""
+
+
+async def test_with_the_panel_never_opened_a_card_loads_it_and_the_review_follows(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    make_notebook(jp_root_dir, "analysis.ipynb", CELLS)
+    async with (
+        lab_page(lab_server, open_panel=False) as lab,
+        mcp_client(url_of(lab_server), token_of(lab_server)) as client,
+    ):
+        await open_notebook(lab, jp_fetch, "analysis.ipynb")
+        # At start the panel is its tab only: its parts are neither loaded nor shown.
+        panel = lab.page.locator("#jupyter-copilot-panel")
+        assert not await panel.is_visible()
+        assert await panel.locator(".jp-Copilot-Context, .jp-Copilot-Approvals").count() == 0
+        at_start = set(await lab.page.evaluate(LOADED_JS))
+        # Reading needs none of them: the page's start serves the context.
+        cell = await read_selected(client, lab, "analysis.ipynb", 1)
+        assert set(await lab.page.evaluate(LOADED_JS)) == at_start
+
+        # The approval message comes before the parts that show it: the page holds it,
+        # loads them, and the card shows in the panel, which opens for it.
+        call = asyncio.ensure_future(client.call_tool("notebook_edit_cell", edit_of(cell)))
+        card = lab.page.locator(".jp-Copilot-Approval")
+        await card.wait_for(state="visible")
+        assert await panel.is_visible()
+        assert set(await lab.page.evaluate(LOADED_JS)) > at_start
+        await card.locator(".jp-Copilot-ApprovalAllow").click()
+        result = structured(await asyncio.wait_for(call, 15))
+        assert result["diffReviewOpened"] is True
+        review = lab.page.locator(".jp-Copilot-Review")
+        await review.wait_for(state="visible")
+        assert await model_source(lab, cell["cellId"]) == OLD
+        await review.locator(".jp-Copilot-ReviewKeep").click()
+        await review.wait_for(state="detached")
+        assert await model_source(lab, cell["cellId"]) == NEW
+
+
 @pytest.mark.parametrize("key", ["Enter", "Escape"])
 async def test_deny_from_the_keyboard_ends_the_call_and_opens_nothing(
     lab_server, jp_fetch, jp_root_dir, key: str

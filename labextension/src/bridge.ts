@@ -128,6 +128,25 @@ export class Bridge implements IDisposable {
   }
 
   /**
+   * Emitted when a message came for the parts of the page that load on first
+   * use (an approval card, a file review) while they are not loaded yet: the
+   * bridge holds such messages, in order, until {@link release}.
+   */
+  get held(): ISignal<this, void> {
+    return this._heldSignal;
+  }
+
+  /**
+   * Deliver the held messages, in the order they came, and every later one at
+   * once: the parts that handle them are connected now.
+   */
+  release(): void {
+    const held = this._held ?? [];
+    this._held = null;
+    held.forEach(emit => emit());
+  }
+
+  /**
    * Whether the bridge is disposed.
    */
   get isDisposed(): boolean {
@@ -320,28 +339,28 @@ export class Bridge implements IDisposable {
       case 'approval': {
         const approval = parseApprovalRequest(msg);
         if (approval) {
-          this._approvalRequested.emit(approval);
+          this._deliver(() => this._approvalRequested.emit(approval));
         }
         break;
       }
       case 'approval-ended': {
         const ended = parseApprovalEnded(msg);
         if (ended) {
-          this._approvalEnded.emit(ended);
+          this._deliver(() => this._approvalEnded.emit(ended));
         }
         break;
       }
       case 'file-review': {
         const review = parseFileReview(msg);
         if (review) {
-          this._fileReviewRequested.emit(review);
+          this._deliver(() => this._fileReviewRequested.emit(review));
         }
         break;
       }
       case 'file-review-ended': {
         const ended = parseFileReviewEnded(msg);
         if (ended) {
-          this._fileReviewEnded.emit(ended);
+          this._deliver(() => this._fileReviewEnded.emit(ended));
         }
         break;
       }
@@ -353,6 +372,19 @@ export class Bridge implements IDisposable {
         // ignored: the server keeps the page connected either way.
         break;
     }
+  }
+
+  /**
+   * Emit now, or hold until {@link release} while the parts that handle the
+   * message are not loaded.
+   */
+  private _deliver(emit: () => void): void {
+    if (this._held === null) {
+      emit();
+      return;
+    }
+    this._held.push(emit);
+    this._heldSignal.emit();
   }
 
   private async _onRequest(msg: Record<string, unknown>): Promise<void> {
@@ -400,6 +432,8 @@ export class Bridge implements IDisposable {
   private _approvalEnded = new Signal<this, IApprovalEnded>(this);
   private _fileReviewRequested = new Signal<this, IFileReview>(this);
   private _fileReviewEnded = new Signal<this, IFileReviewEnded>(this);
+  private _held: Array<() => void> | null = [];
+  private _heldSignal = new Signal<this, void>(this);
 }
 
 /**

@@ -6,7 +6,7 @@ import { ICommandPalette } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import type { TranslationBundle } from '@jupyterlab/translation';
 
-import { ContextModel } from './contextmodel';
+import type { ContextModel } from './contextmodel';
 import { copilotIcon } from './icons';
 import { CopilotPanel } from './panel';
 import { pollUntil } from './polling';
@@ -115,8 +115,12 @@ export function addCommands(
     execute: async () => {
       // Activating never clears the panel; a refresh brings the selection.
       app.shell.activateById(panel.id);
-      await panel.model.refresh();
-      return panel.model.attach();
+      const parts = await panel.parts();
+      if (!parts) {
+        return false;
+      }
+      await parts.context.refresh();
+      return parts.context.attach();
     }
   });
   app.commands.addCommand(CommandIDs.newConversation, {
@@ -146,9 +150,12 @@ export function addCommands(
       }
       app.shell.activateById(panel.id);
       const chat = await panel.chat();
+      const context = (await panel.parts())?.context;
       const selected =
-        !!target && (await Private.untilSelected(panel.model, target.cellId));
-      const attached = selected && panel.model.attach();
+        !!context &&
+        !!target &&
+        (await Private.untilSelected(context, target.cellId));
+      const attached = selected && !!context?.attach();
       chat?.showCurrent();
       return attached;
     }

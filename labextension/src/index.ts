@@ -2,6 +2,7 @@
 // Distributed under the terms of the Modified BSD License.
 
 import {
+  ILayoutRestorer,
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
@@ -20,24 +21,17 @@ import {
 import { UUID } from '@lumino/coreutils';
 
 import { Actions, CopilotApi } from './api';
-import { ApprovalModel } from './approvals/model';
 import { Bridge } from './bridge';
-import { ArchiveModel } from './chat/archive';
-import { ChatModel } from './chat/model';
-import { addCommands, addReviewCommands } from './commands';
-import { ContextModel } from './contextmodel';
-import { FileReviewManager } from './filereview/manager';
+import { addCommands } from './commands';
 import { BridgeHandle, ReviewsHandle } from './handles';
 import { liveCellReader } from './livecells';
 import { readLiveContext } from './livestate';
 import { compileMatcher, matchesPage, pagePath } from './matcher';
 import { CopilotPanel } from './panel';
+import type { IPanelParts } from './parts';
 import { Preferences } from './preferences';
-import { cellLinks, findCellById } from './reveal';
 import { readCells } from './readcells';
-import { ReviewManager } from './review/manager';
 import type { CellRunner } from './run/runner';
-import { ChangesView } from './changes/view';
 import { ContextSnapshot } from './snapshot';
 import { PageStateTracker } from './state';
 import { ICopilotBridge, ICopilotReviews } from './tokens';
@@ -57,6 +51,7 @@ const plugin: JupyterFrontEndPlugin<ICopilotBridge> = {
   provides: ICopilotBridge,
   requires: [INotebookTracker],
   optional: [
+    ILayoutRestorer,
     ICommandPalette,
     IEditorLanguageRegistry,
     IRenderMimeRegistry,
@@ -66,6 +61,7 @@ const plugin: JupyterFrontEndPlugin<ICopilotBridge> = {
   activate: (
     app: JupyterFrontEnd,
     notebooks: INotebookTracker,
+    restorer: ILayoutRestorer | null,
     palette: ICommandPalette | null,
     languages: IEditorLanguageRegistry | null,
     rendermime: IRenderMimeRegistry | null,
@@ -83,6 +79,7 @@ const plugin: JupyterFrontEndPlugin<ICopilotBridge> = {
     void Private.start({
       app,
       notebooks,
+      restorer,
       palette,
       languages,
       rendermime,
@@ -125,6 +122,8 @@ namespace Private {
   export interface IStartOptions {
     app: JupyterFrontEnd;
     notebooks: INotebookTracker;
+    /** Keeps the panel open across reloads when the person left it open. */
+    restorer: ILayoutRestorer | null;
     palette: ICommandPalette | null;
     languages: IEditorLanguageRegistry | null;
     rendermime: IRenderMimeRegistry | null;
@@ -201,73 +200,59 @@ namespace Private {
       ...(await readCells(liveCellReader(tracker.notebook), data))
     }));
 
-    // The models live as long as the page; the views are handed them.
-    const context = new ContextModel({ pageId, api, trans });
-    const approvals = new ApprovalModel({
-      bridge,
-      notebooks,
-      shell: app.shell,
-      api,
-      trans
-    });
-    const cellLabel = (a: ContextModel.IAttachment) =>
-      Private.cellLabel(notebooks, a, trans);
-    const chat = new ChatModel({
-      pageId,
-      context,
-      cellLabel,
-      api,
-      trans,
-      preferences
-    });
-    const archive = new ArchiveModel({ api, trans });
-    const panel = new CopilotPanel({
+    // The panel is its tab at start; what it shows, the reviews and the cards
+    // load on first use (parts.ts), off the start bundle.
+    const panel: CopilotPanel = new CopilotPanel({
       pageId,
       tracker,
       shell: app.shell,
-      context,
-      approvals,
-      chat,
-      archive,
-      cellLabel,
-      cellLinks: cellLinks(app.shell, notebooks),
-      rendermime,
       trans,
-      preferences
+      load: (): Promise<IPanelParts> =>
+        import('./parts').then(m =>
+          m.buildParts({
+            app,
+            notebooks,
+            palette,
+            languages,
+            rendermime,
+            bridge,
+            api,
+            pageId,
+            panel,
+            reviewsHandle: handles.reviews,
+            trans,
+            preferences
+          })
+        )
     });
+    const loadParts = async (): Promise<IPanelParts> => {
+      const loaded = await panel.parts();
+      if (!loaded) {
+        throw new Error('The Copilot panel could not be loaded.');
+      }
+      return loaded;
+    };
     panel.node.dataset.pageMatch = String(pageMatches(page.match, url()));
     app.shell.add(panel, 'right', { rank: 600 });
+    options.restorer?.add(panel, CopilotPanel.ID);
     addCommands(app, panel, notebooks, palette, trans);
+    // A card or a file review for the parts: the bridge holds it until they
+    // are loaded and connected.
+    bridge.held.connect(() => void loadParts().catch(() => undefined));
 
     // Edit and insert proposals run on the main thread, never from a snapshot:
     // they need the live cell widgets and open a review.
-    const reviews = new ReviewManager({
-      shell: app.shell,
-      notebooks,
-      bridge,
-      languages,
-      onChange: () => context.scheduleRefresh(),
-      trans
-    });
-    bridge.registerAction(Actions.editCellInvoke, data => reviews.invoke(data));
-    bridge.registerAction(Actions.editCellAbort, data => reviews.abort(data));
-    bridge.registerAction(Actions.insertCellInvoke, data =>
-      reviews.invokeInsert(data)
+    bridge.registerAction(Actions.editCellInvoke, async data =>
+      (await loadParts()).reviews.invoke(data)
     );
-    bridge.registerAction(Actions.insertCellAbort, data =>
-      reviews.abortInsert(data)
+    bridge.registerAction(Actions.editCellAbort, async data =>
+      (await loadParts()).reviews.abort(data)
     );
-    addReviewCommands(app, reviews, palette, trans);
-    // Under the approval cards: what the current turn proposed, and its state.
-    panel.insertWidget(
-      1,
-      new ChangesView({
-        reviews,
-        chat,
-        notebooks,
-        shell: app.shell,
-        trans
-      })
+    bridge.registerAction(Actions.insertCellInvoke, async data =>
+      (await loadParts()).reviews.invokeInsert(data)
+    );
+    bridge.registerAction(Actions.insertCellAbort, async data =>
+      (await loadParts()).reviews.abortInsert(data)
     );
     // A run reaches the page only after the person allowed its card. The
     // runner's code loads on the first run request, off the start bundle.
@@ -287,40 +272,8 @@ namespace Private {
     bridge.registerAction(Actions.runCellAbort, async data =>
       (await loadRunner()).abort(data)
     );
-    // Proposals to write other files open as tabs of their own; only the
-    // server writes, once the person keeps one.
-    new FileReviewManager({
-      shell: app.shell,
-      bridge,
-      languages,
-      api,
-      trans
-    });
     bridge.connect();
     handles.bridge.attach(bridge);
-    handles.reviews.attach(reviews);
-
-    await app.restored;
-    // Layout restore collapses the right sidebar; show the panel again.
-    app.shell.activateById(panel.id);
-  }
-
-  /**
-   * "Code cell 3" or "Markdown cell 3" for an attached cell of an open
-   * notebook, as the server names it; else "Attached cell".
-   */
-  export function cellLabel(
-    notebooks: INotebookTracker,
-    a: ContextModel.IAttachment,
-    trans: TranslationBundle
-  ): string {
-    const place = findCellById(notebooks, a.cellId);
-    if (place) {
-      return place.cellType === 'markdown'
-        ? trans.__('Markdown cell %1', place.index + 1)
-        : trans.__('Code cell %1', place.index + 1);
-    }
-    return trans.__('Attached cell');
   }
 
   /**

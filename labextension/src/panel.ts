@@ -2,30 +2,23 @@
 // Distributed under the terms of the Modified BSD License.
 
 import { JupyterFrontEnd } from '@jupyterlab/application';
-import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { TranslationBundle } from '@jupyterlab/translation';
 import { SidePanel } from '@jupyterlab/ui-components';
 import { Message } from '@lumino/messaging';
 import { Panel, Widget } from '@lumino/widgets';
 
-import type { ApprovalModel } from './approvals/model';
-import { ApprovalsView } from './approvals/view';
-import type { ArchiveModel } from './chat/archive';
-import type { ChatModel } from './chat/model';
 import type { ChatView } from './chat/view';
-import type { ContextModel } from './contextmodel';
-import { ContextView } from './contextview';
 import { copilotIcon } from './icons';
 import { IPageState } from './livestate';
-import type { Preferences } from './preferences';
-import type { ICellLinks } from './reveal';
+import type { IPanelParts } from './parts';
 import { PageStateTracker } from './state';
 
 /**
- * The Copilot side panel: the approval cards on top (only while a tool call
- * waits for the person), the context section and, below them, the chat.
- * The chat's code is loaded in its own chunk when the panel is first shown
- * or a command needs it, which keeps it out of JupyterLab's start.
+ * The Copilot side panel. At JupyterLab's start it is only its tab and
+ * header: what it shows (the approval cards on top, only while a tool call
+ * waits for the person; the changes of the turn; the context section; the
+ * chat) loads on first use, when the panel is first shown, a card or a
+ * review comes, or a command needs it. That keeps it out of the start bundle.
  */
 export class CopilotPanel extends SidePanel {
   /**
@@ -39,25 +32,13 @@ export class CopilotPanel extends SidePanel {
     this.title.icon = copilotIcon;
     this.title.caption = trans.__('Copilot');
     this.node.dataset.pageId = options.pageId;
-
-    this.model = options.context;
     const header = new Widget();
     header.addClass('jp-Copilot-Header');
     header.node.textContent = trans.__('Copilot');
     this.header.addWidget(header);
 
-    this.approvals = options.approvals;
-    this.approvals.added.connect(this._onApprovalAdded, this);
-    this._shell = options.shell;
-    this.addWidget(new ApprovalsView(this.approvals, trans));
-    this.addWidget(new ContextView(this.model, trans));
     this._options = options;
-    this.conversation = new Panel();
-    this.conversation.addClass('jp-Copilot-Conversation');
-    this.conversation.node.setAttribute('role', 'region');
-    this.conversation.node.setAttribute('aria-label', trans.__('Conversation'));
-    this.addWidget(this.conversation);
-
+    this._shell = options.shell;
     this._tracker = options.tracker;
     this._tracker.stateSent.connect(this._onStateSent, this);
     this._tracker.flushed.connect(this._onFlushed, this);
@@ -69,49 +50,37 @@ export class CopilotPanel extends SidePanel {
   static readonly ID = 'jupyter-copilot-panel';
 
   /**
-   * The context shown in the panel and the attachment.
-   */
-  readonly model: ContextModel;
-
-  /**
-   * The approval requests shown as cards.
-   */
-  readonly approvals: ApprovalModel;
-
-  /**
-   * The conversation area, which holds the chat once it is loaded.
-   */
-  readonly conversation: Panel;
-
-  /**
-   * The chat, loading it on first use.
+   * The parts of the page that load on first use, loading them now.
    *
-   * @returns The chat, or `null` when its code cannot be loaded.
+   * @returns The parts, or `null` when their code cannot be loaded.
    */
-  chat(): Promise<ChatView | null> {
-    this._chat ??= import('./chat/view')
-      .then(({ ChatView }) => {
+  parts(): Promise<IPanelParts | null> {
+    this._parts ??= this._options
+      .load()
+      .then(parts => {
         if (this.isDisposed) {
           return null;
         }
-        const view = new ChatView({
-          model: this._options.chat,
-          archive: this._options.archive,
-          context: this.model,
-          cellLabel: this._options.cellLabel,
-          cellLinks: this._options.cellLinks,
-          rendermime: this._options.rendermime ?? null,
-          trans: this._options.trans
-        });
-        this.conversation.addWidget(view);
-        return view;
+        this._loaded = parts;
+        delete this.node.dataset.loadError;
+        return parts;
       })
       .catch(() => {
-        this._chat = null;
-        this.conversation.node.dataset.loadError = 'true';
+        this._parts = null;
+        this.node.dataset.loadError = 'true';
         return null;
       });
-    return this._chat;
+    return this._parts;
+  }
+
+  /**
+   * The chat, loading it (and the parts) on first use.
+   *
+   * @returns The chat, or `null` when its code cannot be loaded.
+   */
+  async chat(): Promise<ChatView | null> {
+    const parts = await this.parts();
+    return parts ? parts.chatView() : null;
   }
 
   /**
@@ -139,7 +108,7 @@ export class CopilotPanel extends SidePanel {
   }
 
   /**
-   * Disconnect from the tracker and the models; the models stay, as they
+   * Disconnect from the tracker and the parts; the parts stay, as they
    * belong to the plugin.
    */
   dispose(): void {
@@ -148,19 +117,19 @@ export class CopilotPanel extends SidePanel {
     }
     this._tracker.stateSent.disconnect(this._onStateSent, this);
     this._tracker.flushed.disconnect(this._onFlushed, this);
-    this.approvals.added.disconnect(this._onApprovalAdded, this);
     super.dispose();
   }
 
   /**
-   * Refresh the context whenever the panel becomes visible.
+   * Load the parts and the chat when the panel is first shown, and refresh
+   * the context whenever it becomes visible.
    */
   protected onAfterShow(msg: Message): void {
     super.onAfterShow(msg);
     // Before the page's first state message the server does not know this page
     // yet; that message triggers the first refresh itself.
-    if (this._tracker.stats.sent > 0) {
-      void this.model.refresh();
+    if (this._loaded && this._tracker.stats.sent > 0) {
+      void this._loaded.context.refresh();
     }
     void this.chat();
   }
@@ -176,18 +145,8 @@ export class CopilotPanel extends SidePanel {
     super.onActivateRequest(msg);
   }
 
-  /**
-   * Show a new card to the person, who may have the panel collapsed,
-   * unless their preferences say to leave the panel as it is.
-   */
-  private _onApprovalAdded(): void {
-    if (this._options.preferences?.values.openPanelOnApproval ?? true) {
-      this.reveal();
-    }
-  }
-
   private _onStateSent(_: PageStateTracker, __: IPageState): void {
-    this.model.scheduleRefresh();
+    this._loaded?.context.scheduleRefresh();
   }
 
   /**
@@ -207,7 +166,8 @@ export class CopilotPanel extends SidePanel {
   private _tracker: PageStateTracker;
   private _shell: JupyterFrontEnd.IShell;
   private _options: CopilotPanel.IOptions;
-  private _chat: Promise<ChatView | null> | null = null;
+  private _parts: Promise<IPanelParts | null> | null = null;
+  private _loaded: IPanelParts | null = null;
   private _quietActivation = false;
 }
 
@@ -223,25 +183,11 @@ export namespace CopilotPanel {
     pageId: string;
     /** The tracker whose `state` messages trigger refreshes. */
     tracker: PageStateTracker;
-    /** The context shown in the panel and the attachment. */
-    context: ContextModel;
-    /** The approval requests shown as cards. */
-    approvals: ApprovalModel;
-    /** The current conversation, shown once the chat's code is loaded. */
-    chat: ChatModel;
-    /** The earlier conversations. */
-    archive: ArchiveModel;
-    /** The name of an attached cell, e.g. "Code cell 3". */
-    cellLabel: (attachment: ContextModel.IAttachment) => string;
-    /** Links to the cells the chat mentions by id. */
-    cellLinks: ICellLinks;
     /** The application shell, to reveal the panel for a new approval. */
     shell: JupyterFrontEnd.IShell;
-    /** JupyterLab's renderers, for the agent's Markdown; plain text without. */
-    rendermime?: IRenderMimeRegistry | null;
     /** The words of the panel, in the person's language. */
     trans: TranslationBundle;
-    /** The person's preferences, e.g. whether a new card shows the panel. */
-    preferences?: Preferences | null;
+    /** Load the parts that fill the panel, once. */
+    load: () => Promise<IPanelParts>;
   }
 }

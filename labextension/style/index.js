@@ -1,2 +1,1 @@
 import './base.css';
-import './chat.css';

@@ -18,6 +18,8 @@ import { Composer } from './composer';
 import { MessagesView } from './messages';
 import type { ChatModel } from './model';
 
+import '../../style/chat.css';
+
 /**
  * The chat of the side panel, `.jp-Copilot-Chat` with `data-state`
  * (`idle` or `running`), `data-conversation-id` and `data-view` (`current`,
