@@ -24,6 +24,7 @@ pytest_plugins = (
     "tests.fixtures.unit",
     "tests.fixtures.server",
     "tests.fixtures.browser",
+    "tests.fixtures.order",
 )
 
 DATA = Path(__file__).parent / "data"

@@ -186,7 +186,7 @@ class Stopped(BaseException):
 
 def budget() -> tuple[int, int]:
     """Sequences per mode and steps per sequence of this run."""
-    return int(os.environ.get(SEQUENCES_ENV, "15")), int(os.environ.get(STEPS_ENV, "25"))
+    return int(os.environ.get(SEQUENCES_ENV, "6")), int(os.environ.get(STEPS_ENV, "25"))
 
 
 #: The seed of a run that names none. CI replays the same sequences each time, as Hypothesis

@@ -383,7 +383,8 @@ async def test_closing_the_page_mid_call_is_timeout_at_once_and_changes_nothing(
         await lab.page.close()
         status, body = await asyncio.wait_for(call, 10)
         assert (status, body["error"]["code"]) == (504, "timeout")
-        assert time.monotonic() - started < 1.0
+        # The page went away: the call ends then, not after the page timeout (10 s).
+        assert time.monotonic() - started < 5
     assert path.read_text() == before
 
 

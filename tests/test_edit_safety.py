@@ -1,7 +1,7 @@
 """Zero lost keystrokes, zero unreviewed writes: the randomized proof of ``tests/editsafety.py``
 over a fixed budget, in real JupyterLab, without and with real-time collaboration.
 
-``EDIT_SAFETY_SEQUENCES`` and ``EDIT_SAFETY_STEPS`` set the budget (15 sequences of up to 25
+``EDIT_SAFETY_SEQUENCES`` and ``EDIT_SAFETY_STEPS`` set the budget (6 sequences of up to 25
 steps per mode), ``EDIT_SAFETY_SEED`` replays a run. A failure prints the shrunk sequence of
 steps and the seed.
 """
