@@ -13,6 +13,7 @@ from another (a shim keeping an old path alive). Run this file as a script
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -84,6 +85,13 @@ def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
                     # Importing a submodule runs its package's __init__, which is no edge back.
                     edges.add(found)
         graph[module] = edges
+    # A page tool's spec file names its service (``module:Class``), which the specs import.
+    specs = f"{PACKAGE}.tools.toolspecs"
+    if specs in graph:
+        for path in sorted((root / "manifests" / "tools").glob("*.json")):
+            service = json.loads(path.read_text(encoding="utf-8")).get("spec", {}).get("service")
+            if isinstance(service, str) and service.partition(":")[0] in known:
+                graph[specs].add(service.partition(":")[0])
     return graph
 
 

@@ -4,8 +4,10 @@ name in one place (docs/protocol.md section 14, "Adding a tool")."""
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +85,9 @@ def test_every_shipped_spec_is_complete() -> None:
     assert {s.name: spec_problems(s) for s in toolspecs.TOOL_SPECS} == {
         s.name: [] for s in toolspecs.TOOL_SPECS
     }
-    assert tuple(s.name for s in toolspecs.TOOL_SPECS) == vocabulary.TOOLS
+    # Each vocabulary tool has one spec (the page tools' come from their spec files).
+    names = [s.name for s in toolspecs.TOOL_SPECS]
+    assert sorted(names) == sorted(vocabulary.TOOLS) and len(set(names)) == len(names)
 
 
 @pytest.mark.parametrize(
@@ -105,7 +109,7 @@ def test_every_shipped_spec_is_complete() -> None:
     ],
 )
 def test_an_incomplete_spec_is_found_out(change: dict[str, Any], problem: str) -> None:
-    spec = toolspecs.EDIT_CELL
+    spec = toolspecs.PAGE_TOOLS[0]
     assert spec.page is not None
     page_fields = {
         k: v for k, v in change.items() if k in {f.name for f in dataclasses.fields(PageTool)}
@@ -119,7 +123,8 @@ def test_an_incomplete_spec_is_found_out(change: dict[str, Any], problem: str) -
 
 def test_every_tool_has_a_definition_and_a_call() -> None:
     definitions = toolspecs.mcp_definitions(load_registry())
-    assert [d["name"] for d in definitions] == list(vocabulary.TOOLS)
+    assert [d["name"] for d in definitions] == [s.name for s in toolspecs.TOOL_SPECS]
+    assert sorted(d["name"] for d in definitions) == sorted(vocabulary.TOOLS)
     for spec, definition in zip(toolspecs.TOOL_SPECS, definitions, strict=True):
         assert definition["description"] and definition["inputSchema"]["type"] == "object"
         assert definition["readOnly"] is (spec.name in vocabulary.READ_TOOLS)
@@ -129,7 +134,7 @@ def test_every_tool_has_a_definition_and_a_call() -> None:
     proposals: Any = {s.name: object() for s in toolspecs.NOTEBOOK_TOOLS}
     host = ToolsHost(switches=None, skills=lambda: None)  # type: ignore[arg-type]
     tools = CopilotTools(definitions, None, proposals, host)  # type: ignore[arg-type]
-    assert [d["name"] for d in tools.definitions] == list(vocabulary.TOOLS)
+    assert [d["name"] for d in tools.definitions] == [s.name for s in toolspecs.TOOL_SPECS]
     with pytest.raises(KeyError, match="notebook_peek"):
         CopilotTools(
             [*definitions, {**definitions[0], "name": "notebook_peek"}],
@@ -145,7 +150,7 @@ def test_a_definition_file_that_names_other_actions_refuses_to_build() -> None:
     registry = load_registry()
     tools = tuple(
         {**t, "abort": {**t["abort"], "action": "jupyter_copilot.notebook.other.abort"}}
-        if t["name"] == toolspecs.RUN_CELL.name
+        if t["name"] == toolspecs.PAGE_TOOLS[-1].name
         else t
         for t in registry.tools
     )
@@ -186,9 +191,13 @@ def test_python_spells_tool_names_only_in_the_registry() -> None:
         for hit in spelled_names(path, tool_names())
     ]
     assert found == [], "tool names spelled outside toolspecs.py:\n" + "\n".join(found)
-    # The registry spells each name once.
+    # The registry spells each name of a tool no page serves once; a page tool's name is
+    # spelled only in its spec file.
     counted = spelled_names(PACKAGE / "tools" / "toolspecs.py", tool_names())
-    assert sorted(hit.split(" ")[1] for hit in counted) == sorted(vocabulary.TOOLS)
+    page_tools = {s.name for s in toolspecs.PAGE_TOOLS}
+    assert sorted(hit.split(" ")[1] for hit in counted) == sorted(
+        set(vocabulary.TOOLS) - page_tools
+    )
 
 
 def test_the_name_scan_finds_a_spelled_name(tmp_path: Path) -> None:
@@ -202,3 +211,68 @@ def test_the_name_scan_finds_a_spelled_name(tmp_path: Path) -> None:
         "gates.py:1 notebook_run_cell",
         "gates.py:2 jupyter_copilot.notebook.run-cell.abort",
     ]
+
+
+# -- the spec file of a tool that a page serves ---------------------------------------------
+
+
+def shipped_spec_file(index: int = -1) -> dict[str, Any]:
+    """One shipped spec file (the last by name: the run tool's)."""
+    return vocabulary.read_page_tools()[index]
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (lambda d: d.pop("spec"), "has no spec part"),
+        (lambda d: d["spec"].pop("title"), "is not valid"),
+        (lambda d: d["spec"].update(gate="tools"), "['gate']"),
+        (lambda d: d["spec"]["card"].update(colour="red"), "['colour']"),
+        (lambda d: d["spec"].update(opensReview="no"), "is not valid"),
+        (lambda d: d["spec"]["card"].update(always=1), "is not valid"),
+        (lambda d: d["spec"].update(service="os:system"), "is not a class of jupyter_copilot"),
+        (
+            lambda d: d["spec"].update(service="jupyter_copilot.tools.run_tool:Nothing"),
+            "cannot be found",
+        ),
+        (
+            lambda d: d["spec"].update(service="jupyter_copilot.tools.run_tool:__doc__"),
+            "is not a class",
+        ),
+    ],
+)
+def test_a_spec_file_with_a_missing_unknown_or_mistyped_key_refuses_to_load(
+    change: Any, problem: str
+) -> None:
+    from jupyter_copilot.protocol.registry import RegistryError
+    from jupyter_copilot.tools.spec import page_spec
+
+    definition = copy.deepcopy(shipped_spec_file())
+    assert page_spec(copy.deepcopy(definition)).page is not None
+    change(definition)
+    with pytest.raises(RegistryError, match=re.escape(problem)):
+        page_spec(definition)
+
+
+def test_the_spec_part_is_not_served_and_its_names_join_the_vocabulary() -> None:
+    registry = load_registry()
+    for spec in toolspecs.PAGE_TOOLS:
+        served = registry.tool(spec.name)
+        assert "spec" not in served
+        assert (served["invoke"]["action"], served["abort"]["action"]) == (
+            spec.invoke_action,
+            spec.abort_action,
+        )
+        assert spec.name in vocabulary.WRITE_TOOLS
+    # A new spec file adds its tool and both actions; a name spelled twice is refused.
+    new = {**shipped_spec_file(), "name": "notebook_other_cell"}
+    new["invoke"] = {**new["invoke"], "action": "jupyter_copilot.notebook.other-cell.invoke"}
+    new["abort"] = {**new["abort"], "action": "jupyter_copilot.notebook.other-cell.abort"}
+    merged = vocabulary.with_page_tools(vocabulary.VOCABULARY, [new])
+    assert merged["tools"]["notebook_other_cell"] == {"readOnly": False}
+    assert merged["actions"]["jupyter_copilot.notebook.other-cell.abort"] == {
+        "kind": "abort",
+        "tool": "notebook_other_cell",
+    }
+    with pytest.raises(ValueError, match="notebook_run_cell is in vocabulary.json"):
+        vocabulary.with_page_tools(vocabulary.VOCABULARY, [shipped_spec_file()])

@@ -128,7 +128,9 @@ def build_registry(
         ("page", pages, "page-manifest"),
         ("tool", tools, "tool-definition"),
     ):
-        for origin, item in items:
+        for origin, given in items:
+            # A page tool's spec file also holds its spec (tools/spec.py), which is not served.
+            item = {k: v for k, v in given.items() if k != "spec"} if kind == "tool" else given
             problem = first_error(schema, item)
             if problem is not None:
                 raise RegistryError(f"{origin} is not a valid {kind} definition: {problem}")

@@ -4,18 +4,22 @@ A :class:`ToolSpec` says everything about one tool that is not its own logic: it
 MCP title and hints, the gate the switches apply at the MCP door and, for a tool that a
 JupyterLab page serves, its :class:`PageTool` part: its telemetry kind, its approval card,
 whether the page opens a review, and the service that holds its own checks
-(:class:`~.service.ToolService`). The tools themselves are declared in ``toolspecs.py``.
+(:class:`~.service.ToolService`). The tools themselves are declared in ``toolspecs.py``; a
+tool that a page serves is declared in its spec file, ``manifests/tools/<name>.json``
+(:func:`page_spec`).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..admin.switches import TOOLS
+from ..admin.switches import TOOLS, UNGATED
 from ..admin.telemetry import Telemetry
 from ..protocol import vocabulary
+from ..protocol.registry import RegistryError
 from .service import ProposalHost, ToolService
 
 
@@ -98,3 +102,73 @@ def tool_action(tool: str, kind: str) -> str:
         if about.get("tool") == tool and about["kind"] == kind:
             return action  # type: ignore[no-any-return]
     raise KeyError(f"the vocabulary has no {kind} action for {tool}")
+
+
+#: The keys of a spec file's ``spec`` part, and of its ``card`` (docs/protocol.md section 14).
+SPEC_KEYS = frozenset(
+    {"$comment", "title", "destructive", "operation", "service", "card", "opensReview"}
+)
+CARD_KEYS = frozenset({"kind", "description", "always"})
+#: Where a service may live: the package's own tools, never a module a file could name.
+SERVICE_PACKAGE = "jupyter_copilot.tools."
+
+
+def page_spec(definition: dict[str, Any]) -> ToolSpec:
+    """The spec of a tool that a page serves, from its spec file: the tool definition the
+    registry serves (name, description, parameters, the invoke and abort actions) and its
+    ``spec`` part (MCP title and hint, telemetry kind, service, card, review).
+
+    A page's tool checks its input first and applies both switches itself
+    (docs/protocol.md section 5): its gate at the MCP door is ``UNGATED``. A part that lacks
+    a key, has an unknown one or one of the wrong type raises :class:`RegistryError`: the
+    extension must not load.
+    """
+    name = definition.get("name")
+    part = definition.get("spec")
+    if not isinstance(name, str) or not isinstance(part, dict):
+        raise RegistryError(f"the spec file of {name!r} has no spec part")
+    card = part.get("card")
+    problems = sorted(set(part) - SPEC_KEYS) + sorted(set(card or {}) - CARD_KEYS)
+    expected: list[tuple[Any, type]] = [
+        (part.get("title"), str),
+        (part.get("destructive", False), bool),
+        (part.get("operation"), str),
+        (part.get("service"), str),
+        (part.get("opensReview"), bool),
+        (card, dict),
+    ]
+    if isinstance(card, dict):
+        expected += [
+            (card.get("kind"), str),
+            (card.get("description"), str),
+            (card.get("always", False), bool),
+        ]
+    if problems or any(not isinstance(value, kind) for value, kind in expected):
+        raise RegistryError(f"the spec part of {name} is not valid: {problems or 'a value'}")
+    assert isinstance(card, dict)
+    return ToolSpec(
+        name,
+        part["title"],
+        gate=UNGATED,
+        destructive=part.get("destructive", False),
+        page=PageTool(
+            operation=part["operation"],
+            service=service_of(name, part["service"]),
+            card=Card(card["kind"], card["description"], always=card.get("always", False)),
+            opens_review=part["opensReview"],
+        ),
+    )
+
+
+def service_of(name: str, path: str) -> Callable[[ProposalHost, Telemetry], ToolService]:
+    """The service class a spec names as ``module:Class``, in ``jupyter_copilot.tools``."""
+    module, _, attribute = path.partition(":")
+    if not module.startswith(SERVICE_PACKAGE) or not attribute:
+        raise RegistryError(f"the service of {name} is not a class of {SERVICE_PACKAGE}<module>")
+    try:
+        service = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError) as e:
+        raise RegistryError(f"the service of {name} cannot be found: {e}") from e
+    if not callable(service):
+        raise RegistryError(f"the service of {name} is not a class")
+    return service  # type: ignore[no-any-return]

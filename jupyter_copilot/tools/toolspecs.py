@@ -4,10 +4,11 @@ A :class:`~.spec.ToolSpec` says everything about one tool that is not its own lo
 one place Python spells it), its MCP title and hints, the gate the switches apply at the MCP
 door and, for a tool that a JupyterLab page serves, its :class:`~.spec.PageTool` part: its telemetry
 kind, its approval card, whether the page opens a review, and the service that holds its own
-checks (:class:`~.service.ToolService`). Its page actions come from the vocabulary
-(``schemas/vocabulary.json``, shared with the lab extension) and its description and input
-schema from its definition file (``manifests/tools/<name>.json`` for a page's tool,
-``mcp/tools.json`` for the others).
+checks (:class:`~.service.ToolService`). A tool that only reads is declared here, with its
+description and input schema in ``mcp/tools.json``. A tool that a page serves is declared in
+its one spec file, ``manifests/tools/<name>.json``: the definition the registry serves (name,
+description, parameters, the invoke and abort actions, which the vocabulary shared with the
+lab extension gains from there) and its ``spec`` part (:func:`~.spec.page_spec`).
 
 From :data:`TOOL_SPECS` the rest is derived: the tools registered per kernel session
 (:data:`NOTEBOOK_TOOLS`), the proposal tools the app builds (:func:`build_proposal_tools`),
@@ -22,18 +23,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..admin.switches import FEATURE, UNGATED
+from ..admin.switches import FEATURE
 from ..admin.telemetry import Telemetry
 from ..page.dispatcher import Dispatcher
 from ..page.sessions import Registrations
+from ..protocol import vocabulary
 from ..protocol.registry import CopilotRegistry, RegistryError
 from .approvals import Approvals
-from .edit_tool import EditCell
-from .insert_tool import InsertCell
 from .proposals import ProposalTool
-from .run_tool import RunCell
 from .service import ProposalHost
-from .spec import Card, PageTool, ToolSpec, tool_action
+from .spec import ToolSpec, page_spec, tool_action
 
 #: The MCP definitions (description, input schema) of the tools no page serves.
 MCP_DEFINITIONS_PATH = Path(__file__).parents[1] / "mcp" / "tools.json"
@@ -49,42 +48,9 @@ READ_SELECTED_CELL = ToolSpec("notebook_read_selected_cell", "Read the selected 
 READ_CELLS = ToolSpec("notebook_read_cells", "Read the notebook in pages")
 LIST_VARIABLES = ToolSpec("notebook_list_variables", "List the kernel's variables")
 DESCRIBE_VARIABLE = ToolSpec("notebook_describe_variable", "Describe one kernel variable")
-EDIT_CELL = ToolSpec(
-    "notebook_edit_cell",
-    "Propose a whole-cell edit",
-    gate=UNGATED,
-    page=PageTool(
-        operation="whole-cell-diff",
-        service=EditCell,
-        card=Card("edit", "Open a whole-cell diff for the attached notebook cell"),
-        opens_review=True,
-    ),
-)
-INSERT_CELL = ToolSpec(
-    "notebook_insert_cell",
-    "Propose a new cell",
-    gate=UNGATED,
-    page=PageTool(
-        operation="insert-cell",
-        service=InsertCell,
-        card=Card("edit", "Show a new cell in the active notebook, pending until Keep"),
-        opens_review=True,
-    ),
-)
-RUN_CELL = ToolSpec(
-    "notebook_run_cell",
-    "Ask to run a cell",
-    gate=UNGATED,
-    # Code can do anything its kernel may; the person allows each run.
-    destructive=True,
-    page=PageTool(
-        operation="run-cell",
-        service=RunCell,
-        # There is no Autopilot for running code.
-        card=Card("run", "Run one cell of the active notebook in its kernel", always=True),
-        opens_review=False,
-    ),
-)
+#: The tools a page serves, each declared in its spec file (``manifests/tools/<name>.json``),
+#: in the order of their file names.
+PAGE_TOOLS: tuple[ToolSpec, ...] = tuple(page_spec(d) for d in vocabulary.read_page_tools())
 SKILL_READ = ToolSpec("skill_read", "Load a skill")
 
 #: Every tool, in the order ``tools/list`` shows them.
@@ -94,9 +60,7 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
     READ_CELLS,
     LIST_VARIABLES,
     DESCRIBE_VARIABLE,
-    EDIT_CELL,
-    INSERT_CELL,
-    RUN_CELL,
+    *PAGE_TOOLS,
     SKILL_READ,
 )
 #: The tools a page serves: registered once per kernel session (docs/protocol.md section 2).

@@ -17,7 +17,7 @@
  * committed.
  */
 
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -156,7 +156,33 @@ async function messagesModule(specs) {
   return [HEADER, imports, ...parts].join('\n');
 }
 
-const vocabulary = read('vocabulary.json');
+/**
+ * The vocabulary with each page tool's spec file (manifests/tools/*.json) in
+ * `tools` and its invoke and abort actions in `actions`, after the file's own
+ * entries, as jupyter_copilot/protocol/vocabulary.py merges them.
+ */
+function withPageTools(vocabulary) {
+  const folder = join(schemas, '..', 'manifests', 'tools');
+  const tools = { ...vocabulary.tools };
+  const actions = { ...vocabulary.actions };
+  for (const file of readdirSync(folder).filter(f => f.endsWith('.json')).sort()) {
+    const definition = JSON.parse(readFileSync(join(folder, file), 'utf-8'));
+    if (definition.name in tools) {
+      throw new Error(`${definition.name} is in vocabulary.json and has a spec file`);
+    }
+    tools[definition.name] = { readOnly: false };
+    for (const kind of ['invoke', 'abort']) {
+      const action = definition[kind].action;
+      if (action in actions) {
+        throw new Error(`${action} is in vocabulary.json and in ${file}`);
+      }
+      actions[action] = { kind, tool: definition.name };
+    }
+  }
+  return { ...vocabulary, tools, actions };
+}
+
+const vocabulary = withPageTools(read('vocabulary.json'));
 mkdirSync(out, { recursive: true });
 writeFileSync(join(out, 'vocabulary.ts'), vocabularyModule(vocabulary, vocabularyLists(vocabulary)));
 writeFileSync(

@@ -41,7 +41,12 @@ from jupyter_copilot.server.pages import Pages
 from jupyter_copilot.tools.approvals import Approvals
 from jupyter_copilot.tools.proposals import ProposalDesk, ProposalTool
 from jupyter_copilot.tools.service import NO_LIVE_DOCUMENT, ProposalHost
-from jupyter_copilot.tools.toolspecs import EDIT_CELL, INSERT_CELL, RUN_CELL, build_proposal_tools
+from jupyter_copilot.tools.toolspecs import SPECS_BY_NAME, build_proposal_tools
+
+#: The three tools a page serves, by the names their spec files give them.
+EDIT_CELL = SPECS_BY_NAME["notebook_edit_cell"]
+INSERT_CELL = SPECS_BY_NAME["notebook_insert_cell"]
+RUN_CELL = SPECS_BY_NAME["notebook_run_cell"]
 
 #: The defaults of the ``CopilotApp`` settings the tools read (docs/protocol.md sections 4.1,
 #: 5 and 11.2); ``CopilotApp`` itself is not imported, as loading it costs seconds.

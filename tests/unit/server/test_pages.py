@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from jupyter_copilot.protocol.refusals import Refusal
-from jupyter_copilot.tools.toolspecs import EDIT_CELL, INSERT_CELL, RUN_CELL
-from tests.unit.scene import Browser, Scene, caller
+from tests.unit.scene import EDIT_CELL, INSERT_CELL, RUN_CELL, Browser, Scene, caller
 
 
 def review_input(tool: str, scene: Scene) -> dict[str, Any]:

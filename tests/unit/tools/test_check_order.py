@@ -20,8 +20,7 @@ import pytest
 
 from jupyter_copilot.protocol.callers import AUTOPILOT, PLAN
 from jupyter_copilot.protocol.refusals import Refusal
-from jupyter_copilot.tools.toolspecs import EDIT_CELL, INSERT_CELL, RUN_CELL
-from tests.unit.scene import Notebook, Scene, caller
+from tests.unit.scene import EDIT_CELL, INSERT_CELL, RUN_CELL, Notebook, Scene, caller
 
 
 @dataclass

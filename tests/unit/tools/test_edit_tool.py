@@ -11,8 +11,7 @@ import pytest
 
 from jupyter_copilot.page.context import source_hash
 from jupyter_copilot.protocol.refusals import Refusal
-from jupyter_copilot.tools.toolspecs import EDIT_CELL
-from tests.unit.scene import Scene, caller
+from tests.unit.scene import EDIT_CELL, Scene, caller
 
 
 def edit_input(scene: Scene, new_source: str = "x = 2\n") -> dict[str, Any]:

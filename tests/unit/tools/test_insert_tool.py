@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from jupyter_copilot.protocol.refusals import Refusal
-from jupyter_copilot.tools.toolspecs import INSERT_CELL
-from tests.unit.scene import Scene, caller
+from tests.unit.scene import INSERT_CELL, Scene, caller
 
 
 def insert_input(after: str | None = "c1", source: str = "y = 3\n") -> dict[str, Any]:

@@ -13,8 +13,7 @@ import pytest
 from jupyter_copilot.protocol.callers import AUTOPILOT, INTERACTIVE
 from jupyter_copilot.protocol.refusals import Refusal
 from jupyter_copilot.tools.run_tool import run_result
-from jupyter_copilot.tools.toolspecs import RUN_CELL
-from tests.unit.scene import Scene, caller
+from tests.unit.scene import RUN_CELL, Scene, caller
 
 
 def run_input(scene: Scene, cell_id: str = "c1") -> dict[str, Any]:
