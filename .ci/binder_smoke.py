@@ -4,9 +4,9 @@ Usage: python .ci/binder_smoke.py BASE_URL TOKEN OPEN_URL
 
 Opens OPEN_URL (README's Binder start URL, or the URL `jupyter lab` asked a browser to
 open) and checks what a visitor sees first: the notebook the URL names, with its kernel,
-the Copilot panel visible, a pill for a selected cell, a reply from the demo agent with that
-cell attached, and every cell of the notebook running (the slider included). Exits non-zero
-with the reason on the first failure.
+the Copilot panel's icon, which opens the panel (it loads on first use), a pill for a
+selected cell, a reply from the demo agent with that cell attached, and every cell of the
+notebook running (the slider included). Exits non-zero with the reason on the first failure.
 """
 
 from __future__ import annotations
@@ -48,8 +48,12 @@ async def smoke(base: str, token: str, open_url: str) -> None:
         try:
             await page.goto(open_url)
             panel = page.locator("#jupyter-copilot-panel")
-            await panel.wait_for(state="visible", timeout=90_000)
-            print("the Copilot panel is visible")
+            await panel.wait_for(state="attached", timeout=90_000)
+            # The visitor opens the panel from its icon in the right sidebar.
+            icon = page.locator(".jp-SideBar .lm-TabBar-tab[data-id='jupyter-copilot-panel']")
+            await icon.click(timeout=30_000)
+            await panel.locator(".jp-Copilot-Composer textarea").wait_for(timeout=30_000)
+            print("the Copilot panel is visible, opened from its icon")
             if "/lab/tree/" not in page.url:
                 raise AssertionError(f"JupyterLab opened {page.url}, not a notebook")
             notebook = unquote(urlsplit(page.url).path.split("/lab/tree/", 1)[1])
