@@ -8,7 +8,9 @@ no test asks the real Ollama port.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,6 +19,7 @@ from typing import Any
 import pytest
 
 from jupyter_copilot.agents.catalog import AgentConfigError
+from jupyter_copilot.agents.modelprobe import NOT_ANSWERING, ModelProbes
 from jupyter_copilot.agents.models import parse_model
 from tests.conversations import api
 from tests.scriptedmodel import ScriptedModel
@@ -188,3 +191,74 @@ def test_an_unavailable_model_agent_says_why_in_the_agent_menu() -> None:
     assert shown["unavailable"] == "Not installed: pip install x"
     assert shown["description"] == "Not installed: pip install x"
     assert json.dumps(shown).count("127.0.0.1") == 0
+
+
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    """A port that accepts connections and never answers: an endpoint that hangs."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    yield listener.getsockname()[1]
+    listener.close()
+
+
+class TestAnEndpointThatDoesNotAnswer:
+    @pytest.fixture
+    def copilot_config(self, ollama: str, silent_port: int) -> dict[str, Any]:
+        return {
+            "models": {
+                "up": entry(base_url=f"{ollama}/v1", description="Answers."),
+                "refused": entry(description="Nothing listens."),
+                "hangs": entry(base_url=f"http://127.0.0.1:{silent_port}/v1"),
+            },
+            "discover_agents": False,
+            "discover_models": False,
+        }
+
+    async def test_says_so_in_the_agent_menu_before_the_person_types(
+        self, jp_fetch: Any, copilot: Any
+    ) -> None:
+        if copilot.conversations.catalog["up"].unavailable is not None:
+            pytest.skip("model agents need Python 3.11+ and the models extra; none is probed")
+        _, body = await api(jp_fetch, "agents")
+        said = {a["id"]: a["description"] for a in body["agents"]}
+        assert said == {
+            "up": "Answers.",
+            "refused": NOT_ANSWERING,
+            "hangs": NOT_ANSWERING,
+            "demo": said["demo"],
+        }
+        # Nothing of the endpoints reaches the menu.
+        assert "127.0.0.1" not in json.dumps(body["agents"])
+
+
+def test_probes_ask_each_stale_endpoint_once_and_only_model_endpoints() -> None:
+    asked: list[str] = []
+    now = [100.0]
+
+    async def fetch(url: str, timeout: float) -> bool:
+        asked.append(url)
+        return "up" in url
+
+    probes = ModelProbes(fetch, clock=lambda: now[0], fresh=30.0)
+    up = parse_model("up", entry(base_url="http://up.internal/v1"))
+    down = parse_model("down", entry(base_url="http://down.internal/v1"))
+    same = parse_model("same", entry(base_url="http://down.internal/v1", model="other"))
+    hosted = parse_model("hosted", {"provider": "anthropic", "model": "claude"})
+    others = [s for s in (up, down, same, hosted) if ModelProbes.endpoint(s) is None]
+    assert others == [hosted]  # a provider's own API is not asked
+    asyncio.run(probes.refresh([up, down, same, hosted]))
+    assert sorted(asked) == ["http://down.internal/v1", "http://up.internal/v1"]
+    assert [probes.reason(s) for s in (up, down, same, hosted)] == [
+        None,
+        NOT_ANSWERING,
+        NOT_ANSWERING,
+        None,
+    ]
+    now[0] += 10
+    asyncio.run(probes.refresh([up, down]))
+    assert len(asked) == 2  # still fresh
+    now[0] += 25
+    asyncio.run(probes.refresh([up, down]))
+    assert len(asked) == 4  # asked again once stale

@@ -26,6 +26,7 @@ from .catalog import AgentSpec
 from .conversation import Conversation, Turn
 from .conversation import token_key as _token_key
 from .host import ConversationsHost
+from .modelprobe import ModelProbes
 from .permissions import AgentModes
 from .processes import AgentProcesses
 from .turns import Turns
@@ -67,18 +68,26 @@ class Conversations:
         self.modes = AgentModes(host.log)
         self.processes = AgentProcesses(host, self.modes)
         self.turns = Turns(host, self.processes, self.modes, self._save)
+        #: Whether each model endpoint answers, asked before the agents are listed.
+        self.model_probes = ModelProbes()
         self._restore()
 
     # -- what the panel asks -----------------------------------------------------------------
 
+    async def probe_models(self) -> None:
+        """Ask the endpoints of the model agents that could run whether they answer
+        (agents/modelprobe.py), so that the Agent menu says so before the person types."""
+        await self.model_probes.refresh(s for s in self.catalog.values() if s.unavailable is None)
+
     def agents_json(self) -> dict[str, Any]:
         """The body of ``GET copilot/api/agents``: only what the administrator's policy
-        allows is offered, and ``policy`` says what that is."""
+        allows is offered, and ``policy`` says what that is. A model whose endpoint did not
+        answer the last probe says so in its description."""
         policy = self.host.policy()
         offered = list(self.catalog)
         allowed = set(policy.allowed_agents(offered))
         return {
-            "agents": [spec.to_json() for spec in self.catalog.values() if spec.id in allowed],
+            "agents": [self._shown(spec) for spec in self.catalog.values() if spec.id in allowed],
             "defaultAgent": policy.default_agent(offered),
             "contextRefs": [
                 {"id": ref, "label": _REF_TEXTS[ref][0], "allows": _REF_TEXTS[ref][1]}
@@ -96,6 +105,13 @@ class Conversations:
             "toolsEnabled": self.host.tools_enabled(),
             "sandbox": self.host.sandbox.to_json(),
         }
+
+    def _shown(self, spec: AgentSpec) -> dict[str, Any]:
+        shown = spec.to_json()
+        warning = None if spec.unavailable else self.model_probes.reason(spec)
+        if warning is not None:
+            shown["description"] = warning
+        return shown
 
     def create(self, owner: str, user: Any, body: dict[str, Any]) -> Conversation:
         """A new conversation; its agent starts at the first message.

@@ -39,8 +39,10 @@ class AgentsHandler(_ConversationHandler):
     @web.authenticated
     @authorized("execute")
     @gated(FEATURE)
-    def get(self) -> None:
-        """The choices of the panel's pickers."""
+    async def get(self) -> None:
+        """The choices of the panel's pickers, once the model endpoints said whether they
+        answer (a few seconds at most)."""
+        await self.conversations.probe_models()
         self.reply(self.conversations.agents_json())
 
 
