@@ -49,11 +49,17 @@ async def smoke(base: str, token: str, open_url: str) -> None:
             await page.goto(open_url)
             panel = page.locator("#jupyter-copilot-panel")
             await panel.wait_for(state="attached", timeout=90_000)
-            # The visitor opens the panel from its icon in the right sidebar.
-            icon = page.locator(".jp-SideBar .lm-TabBar-tab[data-id='jupyter-copilot-panel']")
-            await icon.click(timeout=30_000)
+            # The visitor opens the panel from its icon in the right sidebar, unless the saved
+            # layout (a workspace left with the panel open) already shows it.
+            await page.wait_for_function(
+                "() => !document.querySelector('.jp-mod-restoring')", timeout=60_000
+            )
+            await page.wait_for_timeout(1000)  # the restored layout shows its panels
+            if not await panel.is_visible():
+                icon = page.locator(".jp-SideBar .lm-TabBar-tab[data-id='jupyter-copilot-panel']")
+                await icon.click(timeout=30_000)
             await panel.locator(".jp-Copilot-Composer textarea").wait_for(timeout=30_000)
-            print("the Copilot panel is visible, opened from its icon")
+            print("the Copilot panel is visible")
             if "/lab/tree/" not in page.url:
                 raise AssertionError(f"JupyterLab opened {page.url}, not a notebook")
             notebook = unquote(urlsplit(page.url).path.split("/lab/tree/", 1)[1])
