@@ -217,6 +217,11 @@ class Terminals:
             terminal.timed_out = True
             terminal.kill()
         finally:
+            if not terminal.timed_out:
+                # The output ended: the command exits by itself in a moment. Wait for that, so
+                # that its exit code is its own and not the kill's below.
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(terminal.proc.wait(), 2.0)
             # A child that kept the pipe open after the command exited is ended with it.
             terminal.kill()
             with contextlib.suppress(asyncio.TimeoutError):
