@@ -87,6 +87,21 @@ def edit_of(cell: dict[str, Any], new_source: str = NEW) -> dict[str, Any]:
     }
 
 
+async def allow_then_keep(lab: Lab, card: Any, call: Any, cell: dict[str, Any]) -> Any:
+    """Allow the edit's card: the review opens on the unchanged cell, and Keep applies it.
+    Returns the call's result."""
+    await card.locator(".jp-Copilot-ApprovalAllow").click()
+    result = structured(await asyncio.wait_for(call, 15))
+    assert result["diffReviewOpened"] is True
+    review = lab.page.locator(".jp-Copilot-Review")
+    await review.wait_for(state="visible")
+    assert await model_source(lab, cell["cellId"]) == OLD
+    await review.locator(".jp-Copilot-ReviewKeep").click()
+    await review.wait_for(state="detached")
+    assert await model_source(lab, cell["cellId"]) == NEW
+    return result
+
+
 async def test_an_outside_client_edit_waits_for_the_card_then_opens_the_review(
     lab_server, jp_fetch, jp_root_dir
 ) -> None:
@@ -113,16 +128,8 @@ async def test_an_outside_client_edit_waits_for_the_card_then_opens_the_review(
         assert await lab.page.locator(".jp-Copilot-Review").count() == 0
         await lab.screenshot("copilot-approval-card.png")
 
-        await card.locator(".jp-Copilot-ApprovalAllow").click()
-        result = structured(await asyncio.wait_for(call, 15))
-        assert result["diffReviewOpened"] is True
+        result = await allow_then_keep(lab, card, call, cell)
         await card.wait_for(state="detached")
-        review = lab.page.locator(".jp-Copilot-Review")
-        await review.wait_for(state="visible")
-        assert await model_source(lab, cell["cellId"]) == OLD
-        await review.locator(".jp-Copilot-ReviewKeep").click()
-        await review.wait_for(state="detached")
-        assert await model_source(lab, cell["cellId"]) == NEW
         assert result["sourceHashAfter"] == source_hash(NEW)
 
 
@@ -156,15 +163,7 @@ async def test_with_the_panel_never_opened_a_card_loads_it_and_the_review_follow
         await card.wait_for(state="visible")
         assert await panel.is_visible()
         assert set(await lab.page.evaluate(LOADED_JS)) > at_start
-        await card.locator(".jp-Copilot-ApprovalAllow").click()
-        result = structured(await asyncio.wait_for(call, 15))
-        assert result["diffReviewOpened"] is True
-        review = lab.page.locator(".jp-Copilot-Review")
-        await review.wait_for(state="visible")
-        assert await model_source(lab, cell["cellId"]) == OLD
-        await review.locator(".jp-Copilot-ReviewKeep").click()
-        await review.wait_for(state="detached")
-        assert await model_source(lab, cell["cellId"]) == NEW
+        await allow_then_keep(lab, card, call, cell)
 
 
 @pytest.mark.parametrize("key", ["Enter", "Escape"])
