@@ -301,6 +301,157 @@ async def test_a_later_review_shows_only_its_own_diff_and_hunks(
         assert await decisions(lab, "s0") == ["superseded"]
 
 
+# The text of a diff and its hunks' buttons, in the diff's shadow root: where each button and
+# each piece of changed or removed text is drawn, and which of them meet.
+OVERLAPS_JS = """
+callId => {
+  const host = document.querySelector(
+    `.jp-Copilot-Review[data-call-id="${callId}"] .jp-Copilot-ReviewDiff`);
+  const root = host.shadowRoot;
+  const buttons = [...root.querySelectorAll('.cm-chunkButtons button')]
+    .map(b => b.getBoundingClientRect());
+  const texts = [];
+  for (const line of root.querySelectorAll('.cm-deletedLine, .cm-changedLine')) {
+    const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (!n.textContent.trim()) continue;
+      const range = document.createRange();
+      range.selectNodeContents(n);
+      texts.push(...range.getClientRects());
+    }
+  }
+  const meet = (a, b) =>
+    a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  let overlaps = 0;
+  for (const b of buttons) for (const t of texts) if (meet(b, t)) overlaps++;
+  return {buttons: buttons.length, texts: texts.length, overlaps};
+}
+"""
+
+
+async def screenshots(lab: Lab, name: str) -> None:
+    """Screenshots at 1280x800 in JupyterLab Light, then Dark, then Light again."""
+    from tests.test_browser_theme import change_theme
+
+    await lab.page.set_viewport_size({"width": 1280, "height": 800})
+    await lab.page.mouse.move(0, 0)
+    await lab.screenshot(f"{name}.png")
+    await change_theme(lab, "JupyterLab Dark")
+    await lab.screenshot(f"{name}-dark.png")
+    await change_theme(lab, "JupyterLab Light")
+
+
+async def test_the_hunk_buttons_never_cover_a_long_changed_line(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    long_old = "message = '" + " ".join(["word"] * 60) + " end-old'\n"
+    long_new = "message = '" + " ".join(["word"] * 60) + " end-new'\n"
+    make_notebook(jp_root_dir, "a.ipynb", ["import os", long_old + "print(message)\n", "x"])
+    async with lab_page(lab_server, width=1280) as lab:
+        await lab.page.set_viewport_size({"width": 1280, "height": 800})
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        new = long_new + "print(message.upper())\n"
+        assert (await propose(jp_fetch, proposal(cell, new), "long"))[0] == 200
+        review = review_of(lab, "long")
+        await eventually(lambda: _count_is(review.locator(".jp-Copilot-HunkDrop"), 1), "a hunk")
+        seen = await lab.page.evaluate(OVERLAPS_JS, "long")
+        # Two buttons, removed and added text that wraps: no button drawn over any of it.
+        assert seen["buttons"] == 2 and seen["texts"] >= 4, seen
+        assert seen["overlaps"] == 0, seen
+        diff = await review.locator(".jp-Copilot-DiffText").inner_text()
+        assert "end-old'" in diff and "end-new'" in diff
+        await screenshots(lab, "copilot-review-long-line")
+
+
+async def _summary(review: Any) -> str:
+    return str(await review.locator(".jp-Copilot-ReviewSummary").inner_text())
+
+
+async def _summary_is(review: Any, text: str) -> bool:
+    return await _summary(review) == text
+
+
+async def test_decided_parts_are_marked_counted_and_a_drop_can_be_taken_back(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    lines, old, new = LINES, LINES_OLD, LINES_NEW
+    make_notebook(jp_root_dir, "a.ipynb", ["import os", old, "total([1, 2])"])
+    async with lab_page(lab_server, width=1280) as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 1)
+        assert (await propose(jp_fetch, proposal(cell, new), "marks"))[0] == 200
+        review = review_of(lab, "marks")
+        drops = review.locator(".jp-Copilot-HunkDrop")
+        await eventually(lambda: _count_is(drops, 3), "a drop button per hunk")
+        assert await _summary(review) == "3 changes"
+        # Drop the middle part: it is marked as dropped, its new line struck through.
+        await drops.nth(1).click()
+        await eventually(lambda: _summary_is(review, "1 dropped, 2 to decide"), "the count")
+        chunk = review.locator(".cm-deletedChunk[data-decision='drop']")
+        assert await chunk.count() == 1
+        assert "e = 5" in await chunk.inner_text()
+        assert "Dropped" in await chunk.locator(".jp-Copilot-HunkState").inner_text()
+        added = review.locator(".cm-line.jp-Copilot-HunkDropped")
+        assert await added.count() == 1 and "e = 50" in await added.inner_text()
+        style = await added.evaluate("n => getComputedStyle(n).textDecorationLine")
+        assert "line-through" in style
+        # Keep the first: marked as kept.
+        await review.locator(".jp-Copilot-HunkKeep").first.click()
+        await eventually(
+            lambda: _summary_is(review, "1 kept, 1 dropped, 1 to decide"), "the count"
+        )
+        kept = review.locator(".cm-deletedChunk[data-decision='keep']")
+        assert "Kept" in await kept.locator(".jp-Copilot-HunkState").inner_text()
+        assert await review.locator(".cm-line.jp-Copilot-HunkKept").count() == 1
+        await screenshots(lab, "copilot-partial-keep-marked")
+        # The drop is taken back: the part is undecided again, and Keep would apply it.
+        await chunk.locator(".jp-Copilot-HunkUndo").click()
+        await eventually(lambda: _summary_is(review, "1 kept, 2 to decide"), "the count")
+        assert await added.count() == 0
+        # Drop the last one instead; Keep applies exactly the rest.
+        await drops.nth(1).click()
+        await eventually(lambda: _summary_is(review, "1 kept, 1 dropped, 1 to decide"), "count")
+        assert await model_source(lab, cell["cellId"]) == old
+        await review.locator(".jp-Copilot-ReviewKeep").click()
+        await review.wait_for(state="detached")
+        chosen = "".join(["a = 10\n", *lines[1:4], "e = 50\n", *lines[5:]])
+        assert await model_source(lab, cell["cellId"]) == chosen
+        assert await decisions(lab, "marks") == ["keep"]
+
+
+async def test_a_final_line_break_makes_no_part_whose_two_sides_are_equal(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    # A cell has no final line break, the agent's proposal has one.
+    make_notebook(jp_root_dir, "a.ipynb", ["import os", "x = 1"])
+    async with lab_page(lab_server, width=1280) as lab:
+        await open_notebook(lab, jp_fetch, "a.ipynb")
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 0)
+        new = "import os\nimport sys\n"
+        assert (await propose(jp_fetch, proposal(cell, new), "ending"))[0] == 200
+        review = review_of(lab, "ending")
+        drops = review.locator(".jp-Copilot-HunkDrop")
+        await eventually(lambda: _count_is(drops, 1), "one part")
+        # The one part adds "import sys"; "import os" is not removed and added again.
+        assert await review.locator(".cm-deletedLine").count() == 0
+        changed = await review.locator(".cm-changedLine").all_inner_texts()
+        assert [t.strip() for t in changed] == ["import sys"]
+        assert "adds a line break" in await review.locator(".jp-Copilot-ReviewEnding").inner_text()
+        # Dropped, the part leaves the cell exactly as it was, line break included.
+        await drops.first.click()
+        await review.locator(".jp-Copilot-ReviewKeep").click()
+        await review.wait_for(state="detached")
+        assert await model_source(lab, cell["cellId"]) == "import os"
+        # Kept, the proposal applies exactly as it came.
+        cell = await selected_cell(lab, jp_fetch, "a.ipynb", 0)
+        assert (await propose(jp_fetch, proposal(cell, new), "ending-2"))[0] == 200
+        review = review_of(lab, "ending-2")
+        await review.locator(".jp-Copilot-ReviewKeep").click()
+        await review.wait_for(state="detached")
+        assert await model_source(lab, cell["cellId"]) == new
+
+
 async def test_abort_withdraws_an_open_review(lab_server, jp_fetch, jp_root_dir) -> None:
     make_notebook(jp_root_dir, "a.ipynb", CELLS)
     async with lab_page(lab_server) as lab:

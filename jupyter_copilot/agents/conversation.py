@@ -67,6 +67,8 @@ class Turn:
         self.restarted = False
         self.events: list[dict[str, Any]] = []
         self.limits = limits or TurnLimits()
+        #: The attached cell's images until they are sent (``images.py``); never stored.
+        self.images: list[dict[str, Any]] = []
         self._reply_bytes = 0
         #: Set once the turn hit one of its limits; what to tell the person.
         self.limit_hit = asyncio.Event()

@@ -51,6 +51,10 @@ class ConversationsHost:
     limits: Callable[[], TurnLimits] = TurnLimits
     #: How many archived conversations each person keeps, as configured now.
     max_archived: Callable[[], int] = lambda: 50
+    #: Read the PNG and JPEG outputs of one cell live (an attachment's plots, ``images.py``).
+    read_images: Callable[[str, str, int], Awaitable[list[dict[str, Any]]]] | None = None
+    #: ``CopilotApp.agent_image_max_pixels`` now: the longest side of an image sent.
+    image_max_pixels: Callable[[], int] = lambda: 1024
     #: Where conversations last (``store.py``); None keeps them in memory only.
     store: ConversationStore | None = None
     #: The administrator's policy now (``adminpolicy.py``); by default everything is allowed.

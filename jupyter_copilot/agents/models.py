@@ -50,6 +50,7 @@ ENTRY_KEYS = frozenset(
         "context_window",
         "max_output_tokens",
         "turn_seconds",
+        "images",
     }
 )
 
@@ -126,6 +127,11 @@ def parse_model(model_id: Any, entry: Any, unavailable: str | None = None) -> Ag
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise AgentConfigError(f"model '{model_id}': '{key}' must be a positive number")
         env[variable] = f"{value:g}"
+    images = entry.get("images", True)
+    if not isinstance(images, bool):
+        raise AgentConfigError(f"model '{model_id}': 'images' must be true or false")
+    if not images:
+        env["COPILOT_MODEL_IMAGES"] = "0"
     label = entry.get("label", model_id)
     description = entry.get("description", "")
     if not isinstance(label, str) or not isinstance(description, str):

@@ -117,6 +117,13 @@ class AgentProcess:
         prompt = caps.prompt_capabilities if caps is not None else None
         return bool(prompt is not None and prompt.embedded_context)
 
+    @property
+    def accepts_images(self) -> bool:
+        """Whether the agent takes image content blocks in a prompt (a cell's plots)."""
+        caps = self.init.agent_capabilities if self.init is not None else None
+        prompt = caps.prompt_capabilities if caps is not None else None
+        return bool(prompt is not None and prompt.image)
+
     async def start(self, timeout: float = 60.0) -> InitializeResponse:
         """Start the process and run ACP ``initialize``."""
         if self.spec.unavailable is not None:

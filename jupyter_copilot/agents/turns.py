@@ -16,10 +16,12 @@ from typing import Any
 
 import acp
 
+from ..protocol.callers import CELL_OUTPUTS
 from ..protocol.refusals import Refusal
 from . import bodies
 from .conversation import CANCELLED, END_TURN, ERROR, TITLE_CHARS, Conversation, Turn, tokens
 from .host import ConversationsHost
+from .images import MAX_PAGE_IMAGE_CHARS, image_blocks
 from .permissions import AgentModes
 from .policy import prompt_blocks, tools_offered
 from .process import AgentExited, AgentStartError
@@ -65,18 +67,21 @@ class Turns:
             )
         cell = None
         label = None
+        images: list[dict[str, Any]] = []
         if message.attachment is not None:
             cell = await self.host.read_cell(
                 message.attachment["artifactId"], message.attachment["cellId"]
             )
             label = f"{'Markdown' if cell['cellType'] == 'markdown' else 'Code'} cell"
             label = f"{label} {cell['index'] + 1}" if isinstance(cell.get("index"), int) else label
+            images = await self._images(conversation, message.attachment)
         if conversation.running is not None:
             raise Refusal(
                 "conversation-busy", "The agent is still replying; stop it or wait for it."
             )
         attachment = None if cell is None else {"cellId": cell["cellId"], "label": label}
         turn = Turn(message.text, attachment, self.host.limits())
+        turn.images = images
         conversation.turns.append(turn)
         conversation.running = turn
         conversation.page_id = message.page_id
@@ -114,6 +119,18 @@ class Turns:
         self.saved(conversation, turn)
         conversation.task = asyncio.ensure_future(self._run(conversation, turn, blocks))
         return turn
+
+    async def _images(
+        self, conversation: Conversation, attachment: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        """The PNG and JPEG outputs of the attached cell, read live, when the conversation
+        may read outputs (``cell_outputs``, as the policy allows now); else none."""
+        granted = set(conversation.context_refs) & set(self.host.policy().context_refs)
+        if CELL_OUTPUTS not in granted or self.host.read_images is None:
+            return []
+        return await self.host.read_images(
+            attachment["artifactId"], attachment["cellId"], MAX_PAGE_IMAGE_CHARS
+        )
 
     async def cancel(self, conversation: Conversation) -> bool:
         """Stop: ask the agent to cancel; stop the agent if it does not within a grace."""
@@ -156,6 +173,15 @@ class Turns:
                     "cell, or choose another agent in a new conversation.",
                 )
                 return
+            if turn.images:
+                # Decoding and resizing are CPU work: off the event loop.
+                blocks = blocks + await asyncio.to_thread(
+                    image_blocks,
+                    turn.images,
+                    process.accepts_images,
+                    self.host.image_max_pixels(),
+                )
+                turn.images = []
             prompt = asyncio.ensure_future(
                 process.call(
                     process.conn.prompt(session_id=conversation.session_id or "", prompt=blocks),

@@ -9,6 +9,7 @@ already hold every edit and run to a card or a review (docs/security.md).
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from acp.schema import (
     Usage,
     UsageUpdate,
 )
-from pydantic_ai import Agent
+from pydantic_ai import Agent, BinaryContent
 from pydantic_ai import exceptions as errors
 from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.messages import (
@@ -167,11 +168,14 @@ class ModelAgent(acp.Agent):
         client_info: Any = None,
         **kwargs: Any,
     ) -> acp.InitializeResponse:
-        """Announce embedded context (attached cells) and HTTP MCP servers."""
+        """Announce embedded context (attached cells), images (a cell's plots, unless the
+        entry says the model takes none) and HTTP MCP servers."""
         return acp.InitializeResponse(
             protocol_version=acp.PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                prompt_capabilities=PromptCapabilities(
+                    embedded_context=True, image=self.settings.images
+                ),
                 mcp_capabilities=McpCapabilities(http=True),
             ),
             agent_info=Implementation(name=AGENT_NAME, title="Model agent", version=__version__),
@@ -209,7 +213,7 @@ class ModelAgent(acp.Agent):
         if session.task is not None:
             raise acp.RequestError.invalid_request({"sessionId": "A prompt is still running."})
         task = session.task = asyncio.ensure_future(
-            self._turn(session_id, session, prompt_text(prompt))
+            self._turn(session_id, session, prompt_content(prompt))
         )
         try:
             await asyncio.wait({task})
@@ -234,7 +238,9 @@ class ModelAgent(acp.Agent):
     async def _send(self, session_id: str, update: Any) -> None:
         await self.client.session_update(session_id=session_id, update=update)
 
-    async def _turn(self, session_id: str, session: Session, text: str) -> acp.PromptResponse:
+    async def _turn(
+        self, session_id: str, session: Session, text: str | list[Any]
+    ) -> acp.PromptResponse:
         settings = self.settings
         limits = UsageLimits(
             request_limit=REQUEST_LIMIT, per_request_input_tokens_limit=settings.input_budget
@@ -332,6 +338,21 @@ class ModelAgent(acp.Agent):
             ),
             field_meta={USAGE_META: figures},
         )
+
+
+def prompt_content(blocks: list[Any]) -> str | list[Any]:
+    """The prompt as the model's user message: its text (:func:`prompt_text`), followed by
+    the images that came with it as binary image parts, which pydantic-ai sends to the
+    endpoint as images in its own format (OpenAI, Anthropic and Gemini alike)."""
+    text = prompt_text(blocks)
+    images = [
+        BinaryContent(base64.b64decode(block.data), media_type=block.mime_type)
+        for block in blocks
+        if getattr(block, "type", None) == "image"
+        and isinstance(getattr(block, "data", None), str)
+        and block.mime_type in ("image/png", "image/jpeg")
+    ]
+    return [text, *images] if images else text
 
 
 def prompt_text(blocks: list[Any]) -> str:

@@ -42,6 +42,8 @@ class ModelSettings:
     context_window: int = DEFAULT_CONTEXT_WINDOW
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     turn_seconds: float = DEFAULT_TURN_SECONDS
+    #: Whether the endpoint's model takes images (a cell's plots); an entry's ``images``.
+    images: bool = True
 
     @property
     def protocol(self) -> str:
@@ -86,6 +88,7 @@ def from_environment(env: Mapping[str, str]) -> ModelSettings:
             _number(env, "COPILOT_MODEL_MAX_OUTPUT_TOKENS", DEFAULT_MAX_OUTPUT_TOKENS)
         ),
         turn_seconds=_number(env, "COPILOT_MODEL_TURN_SECONDS", DEFAULT_TURN_SECONDS),
+        images=env.get("COPILOT_MODEL_IMAGES", "1") != "0",
     )
 
 

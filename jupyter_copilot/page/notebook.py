@@ -143,5 +143,38 @@ class NotebookReader:
         cell["artifactId"] = artifact_id
         return cell
 
+    async def read_images(
+        self, artifact_id: str, cell_id: str, max_chars: int
+    ) -> list[dict[str, Any]]:
+        """The PNG and JPEG outputs of one cell of the active notebook, read live: those of an
+        attached cell, for an agent that takes images (``agents/images.py``). Each is
+        ``{"mime", "bytes", "alt"}`` with base64 ``"data"`` while the cell's images fit
+        ``max_chars``. Refuses like :meth:`read_cell`; they are never served as text."""
+        settings = self._settings()
+        page, active = self.dispatcher.active_notebook(
+            not_a_notebook="The active tab is not a notebook."
+        )
+        if self._artifact_id(active["path"]) != artifact_id:
+            raise Refusal("artifact-mismatch")
+        raw = await page.request(
+            READ_CELLS,
+            {
+                "path": active["path"],
+                "startCellId": cell_id,
+                "maxCells": 1,
+                "maxBytes": settings["context_budget_bytes"],
+                "includeOutputs": False,
+                "includeImages": True,
+                "maxImageChars": max_chars,
+            },
+            settings["page_timeout_seconds"],
+        )
+        if first_error("read-cells-result", raw) is not None:
+            raise Refusal("timeout", "The JupyterLab page answered with something unusable.")
+        cells = raw["cells"]
+        if not cells or cells[0]["cellId"] != cell_id:
+            raise Refusal("cell-not-found", "The attached cell is no longer in the notebook.")
+        return list(cells[0].get("images", []))
+
     def _remember(self, artifact_id: str, cell_id: str, source_hash: str, cell_type: str) -> None:
         self._served.served(artifact_id, cell_id, source_hash, cell_type)

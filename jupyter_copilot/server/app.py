@@ -402,6 +402,17 @@ class CopilotApp(ExtensionApp):
         turn is stopped.""",
     )
 
+    agent_image_max_pixels = Int(
+        1024,
+        min=16,
+        max=8192,
+        config=True,
+        help="""Longest side, in pixels, of a plot or image sent to an agent that takes images:
+        with the "Cell outputs" reference granted, the PNG and JPEG outputs of an attached
+        cell go with the message, resized to fit (PNG stays PNG, JPEG stays JPEG). Agents
+        that take no images get each image's type, size and alt text instead.""",
+    )
+
     agent_max_archived_conversations = Int(
         50,
         min=1,
@@ -684,6 +695,8 @@ class CopilotApp(ExtensionApp):
             approvals=self.approvals,
             dispatcher=self.dispatcher,
             read_cell=self.notebook.read_cell,
+            read_images=self.notebook.read_images,
+            image_max_pixels=lambda: self.agent_image_max_pixels,
             mcp_url=lambda: mcp_url(
                 secure=bool(server.certfile),
                 ip=server.ip,

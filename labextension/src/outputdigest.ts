@@ -178,6 +178,68 @@ export function base64DecodedSize(text: string): number | null {
 }
 
 /**
+ * The MIME types of outputs that may go to an agent as images.
+ */
+export const IMAGE_MIMES: readonly string[] = ['image/png', 'image/jpeg'];
+
+/**
+ * One PNG or JPEG output of a cell, for an agent that takes images: its
+ * base64 `data` while the cell's images fit the page's limit, only its
+ * decoded size past it; `alt` is the output's own `text/plain`.
+ */
+export interface IOutputImage {
+  mime: string;
+  bytes: number;
+  alt: string;
+  data?: string;
+}
+
+/**
+ * The PNG and JPEG images among a cell's outputs, in order.
+ *
+ * @param outputs - The outputs, as nbformat JSON.
+ * @param maxChars - The most base64 characters sent in all; images past it
+ *   carry no `data`.
+ */
+export function outputImages(
+  outputs: readonly unknown[],
+  maxChars: number
+): IOutputImage[] {
+  const images: IOutputImage[] = [];
+  let sent = 0;
+  for (const output of outputs) {
+    if (!Private.isObject(output) || !Private.isObject(output.data)) {
+      continue;
+    }
+    const bundle = output.data;
+    for (const mime of IMAGE_MIMES) {
+      const value = bundle[mime];
+      const text =
+        typeof value === 'string'
+          ? value
+          : Private.isStringList(value)
+            ? value.join('')
+            : null;
+      if (text === null) {
+        continue;
+      }
+      const data = text.replace(/\s+/g, '');
+      const image: IOutputImage = {
+        mime,
+        bytes: payloadBytes(mime, data),
+        alt: Private.multiline(bundle['text/plain'])
+      };
+      if (sent + data.length <= maxChars) {
+        image.data = data;
+        sent += data.length;
+      }
+      images.push(image);
+    }
+  }
+  return images;
+}
+
+/**
  * The widget model ids of the widget views among some outputs, in order.
  */
 export function widgetModelIds(outputs: readonly unknown[]): string[] {

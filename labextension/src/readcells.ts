@@ -11,7 +11,13 @@
  */
 
 import { utf8Length } from './hash.js';
-import { digestOutputs, OutputDigest, widgetModelIds } from './outputdigest.js';
+import {
+  digestOutputs,
+  IOutputImage,
+  OutputDigest,
+  outputImages,
+  widgetModelIds
+} from './outputdigest.js';
 import { ActionError } from './protocol.js';
 
 /**
@@ -26,6 +32,13 @@ export interface IReadCellsRequest {
   /** The byte total after which no further cell is taken. */
   maxBytes: number;
   includeOutputs: boolean;
+  /**
+   * Whether code cells list their PNG and JPEG outputs (`images`), for an
+   * attached cell whose plots go to an agent.
+   */
+  includeImages: boolean;
+  /** The most base64 characters of images sent in all. */
+  maxImageChars: number;
 }
 
 /**
@@ -36,6 +49,8 @@ export interface ICellEntry {
   cellType: string;
   source: string;
   outputs?: OutputDigest[];
+  /** Not counted in the byte total: the server never serves them as text. */
+  images?: IOutputImage[];
 }
 
 /**
@@ -78,7 +93,15 @@ export interface ICellReader {
 export function parseReadCells(
   data: Record<string, unknown>
 ): IReadCellsRequest | null {
-  const { path, startCellId, maxCells, maxBytes, includeOutputs } = data;
+  const {
+    path,
+    startCellId,
+    maxCells,
+    maxBytes,
+    includeOutputs,
+    includeImages,
+    maxImageChars
+  } = data;
   if (
     typeof path !== 'string' ||
     !(
@@ -88,7 +111,12 @@ export function parseReadCells(
     ) ||
     !(Number.isInteger(maxCells) && (maxCells as number) >= 1) ||
     !(Number.isInteger(maxBytes) && (maxBytes as number) >= 0) ||
-    !(includeOutputs === undefined || typeof includeOutputs === 'boolean')
+    !(includeOutputs === undefined || typeof includeOutputs === 'boolean') ||
+    !(includeImages === undefined || typeof includeImages === 'boolean') ||
+    !(
+      maxImageChars === undefined ||
+      (Number.isInteger(maxImageChars) && (maxImageChars as number) >= 0)
+    )
   ) {
     return null;
   }
@@ -97,7 +125,9 @@ export function parseReadCells(
     startCellId: startCellId ?? null,
     maxCells: maxCells as number,
     maxBytes: maxBytes as number,
-    includeOutputs: includeOutputs ?? false
+    includeOutputs: includeOutputs ?? false,
+    includeImages: includeImages ?? false,
+    maxImageChars: (maxImageChars as number | undefined) ?? 0
   };
 }
 
@@ -159,6 +189,9 @@ export async function readCells(
         }
       }
       entry.outputs = digestOutputs(outputs, widgetTypes);
+    }
+    if (request.includeImages && cell.cellType === 'code') {
+      entry.images = outputImages(cell.outputs(), request.maxImageChars);
     }
     cells.push(entry);
     total += cellBytes(entry);

@@ -23,6 +23,8 @@ With ``$SCRIPTED_AGENT_SESSIONS`` set to a file, it remembers what each session 
 (``remember <text>``; ``recall`` replies with it) in that file, announces ``loadSession`` and
 answers ``session/load`` for a session in the file (replaying its history first, as ACP
 says), refusing an unknown one.
+
+With ``$SCRIPTED_AGENT_IMAGES`` set it announces ``promptCapabilities.image``.
 """
 
 from __future__ import annotations
@@ -118,7 +120,9 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
             protocol_version=acp.PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=bool(os.environ.get("SCRIPTED_AGENT_SESSIONS")),
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                prompt_capabilities=PromptCapabilities(
+                    embedded_context=True, image=bool(os.environ.get("SCRIPTED_AGENT_IMAGES"))
+                ),
             ),
         )
 

@@ -1,9 +1,17 @@
 // Copyright (c) jupyter-copilot contributors.
 // Distributed under the terms of the Modified BSD License.
 
-import { unifiedMergeView } from '@codemirror/merge';
-import { EditorState, Extension } from '@codemirror/state';
+import { getChunks, unifiedMergeView } from '@codemirror/merge';
 import {
+  EditorState,
+  Extension,
+  RangeSetBuilder,
+  StateEffect,
+  StateField
+} from '@codemirror/state';
+import {
+  Decoration,
+  DecorationSet,
   EditorView,
   highlightSpecialChars,
   ViewPlugin
@@ -12,25 +20,52 @@ import { jupyterTheme } from '@jupyterlab/codemirror';
 
 import { HiddenChars } from '../hiddenchars';
 import { Visible } from '../visible';
+import type { HunkDecision, IHunk } from './hunks';
 
 /**
  * The buttons each changed hunk gets, when the person may keep or drop
- * hunks one by one.
+ * hunks one by one, and the words of a decided hunk.
  */
 export interface IHunkControls {
-  /** The words of the button that keeps the hunk (it stops being marked). */
+  /** The words of the button that keeps the hunk. */
   keep: string;
-  /** The words of the button that drops the hunk (it reverts to the cell's). */
+  /** The words of the button that drops the hunk (it stays as the cell has it). */
   drop: string;
   /** What keeping a hunk does, as a tooltip. */
   keepTitle: string;
   /** What dropping a hunk does, as a tooltip. */
   dropTitle: string;
+  /** The mark of a kept hunk. */
+  kept: string;
+  /** The mark of a dropped hunk. */
+  dropped: string;
+  /** The button that takes a keep back. */
+  undoKeep: string;
+  /** The button that takes a drop back. */
+  undoDrop: string;
+  /** What taking a decision back does, as a tooltip. */
+  undoTitle: string;
   /**
    * Whether the hunks are fixed for now (Keep refused or under way): the
    * buttons are then disabled, also those the editor draws later.
    */
   isLocked: () => boolean;
+  /** Called after the person decided a hunk or took a decision back. */
+  onDecide: () => void;
+}
+
+/**
+ * The hunks of a diff made by {@link createDiff} and the person's decisions
+ * about them, by the hunk's `fromB`.
+ */
+export function hunkDecisions(view: EditorView): {
+  hunks: IHunk[];
+  decisions: ReadonlyMap<number, HunkDecision>;
+} {
+  const hunks = [...(getChunks(view.state)?.chunks ?? [])];
+  const decisions =
+    view.state.field(Private.decisions, false)?.decisions ?? new Map();
+  return { hunks, decisions };
 }
 
 /**
@@ -39,7 +74,7 @@ export interface IHunkControls {
 export function lockHunks(parent: HTMLElement, locked: boolean): void {
   parent.shadowRoot
     ?.querySelectorAll<HTMLButtonElement>(
-      '.jp-Copilot-HunkKeep, .jp-Copilot-HunkDrop'
+      '.jp-Copilot-HunkKeep, .jp-Copilot-HunkDrop, .jp-Copilot-HunkUndo'
     )
     .forEach(button => (button.disabled = locked));
 }
@@ -66,10 +101,12 @@ export function lockHunks(parent: HTMLElement, locked: boolean): void {
  * removal costs more the longer the notebook; a new state costs the same
  * in 10 cells as in 2,000.
  *
- * With `hunks`, each changed hunk has a button to keep it and one to drop
- * it; dropping reverts that hunk in the editor's document, which stays
- * read-only to the keyboard. The editor's document is then the proposal
- * minus the dropped hunks.
+ * With `hunks`, each changed hunk has a row of its own above its lines,
+ * clear of the text, with a button to keep it and one to drop it. The
+ * editor's document stays the proposal: a decision only marks the hunk
+ * (`data-decision` on its removed lines and its added lines, and the words
+ * of its row, with a button to take it back); {@link hunkDecisions} reads
+ * the decisions.
  *
  * @param parent - The element the editor goes into.
  * @param original - The current text.
@@ -95,7 +132,7 @@ export function createDiff(
     extensions: [
       unifiedMergeView({
         original,
-        mergeControls: hunks ? Private.hunkButton(hunks) : false,
+        mergeControls: hunks ? Private.hunkControls(hunks) : false,
         syntaxHighlightDeletions: true,
         collapseUnchanged: { margin: 3, minSize: 6 }
       }),
@@ -104,6 +141,7 @@ export function createDiff(
       EditorView.lineWrapping,
       jupyterTheme,
       Private.THEME,
+      ...(hunks ? [Private.decisions] : []),
       ...extensions
     ]
   });
@@ -208,6 +246,68 @@ namespace Private {
       background: 'color-mix(in srgb, var(--jp-error-color1) 30%, transparent)'
     },
     '& button[disabled]': { opacity: '0.45', cursor: 'not-allowed' },
+    // A hunk's buttons get a row of their own above its lines: drawn over
+    // the lines' end, as the merge view places them, they would hide the
+    // end of a long changed line.
+    '.cm-deletedChunk .cm-chunkButtons': {
+      position: 'static',
+      display: 'flex',
+      justifyContent: 'flex-end',
+      margin: '0 0 0 -6px',
+      padding: '2px 4px',
+      background: 'var(--jp-layout-color2)',
+      borderTop: 'var(--jp-border-width) solid var(--jp-border-color2)'
+    },
+    '.jp-Copilot-HunkControls': {
+      display: 'flex',
+      flexWrap: 'wrap',
+      alignItems: 'center',
+      gap: '4px'
+    },
+    '.jp-Copilot-HunkControls button': {
+      fontFamily: 'var(--jp-ui-font-family)',
+      fontSize: 'var(--jp-ui-font-size1)',
+      lineHeight: '18px'
+    },
+    '.cm-deletedChunk button.jp-Copilot-HunkUndo': {
+      border: 'var(--jp-border-width) solid var(--jp-border-color1)',
+      background: 'var(--jp-layout-color1)',
+      color: 'var(--jp-ui-font-color1)'
+    },
+    '.jp-Copilot-HunkState': {
+      padding: '0 6px',
+      borderRadius: '3px',
+      fontFamily: 'var(--jp-ui-font-family)',
+      fontSize: 'var(--jp-ui-font-size1)',
+      fontWeight: '600',
+      color: 'var(--jp-ui-font-color0)'
+    },
+    '.jp-Copilot-HunkState[data-decision="keep"]': {
+      background:
+        'color-mix(in srgb, var(--jp-success-color1) 30%, transparent)'
+    },
+    '.jp-Copilot-HunkState[data-decision="drop"]': {
+      background: 'color-mix(in srgb, var(--jp-error-color1) 30%, transparent)'
+    },
+    // A kept hunk: its removed lines go, struck through.
+    '.cm-deletedChunk[data-decision="keep"] .cm-deletedLine': {
+      textDecoration: 'line-through',
+      opacity: '0.7'
+    },
+    // A dropped hunk: its removed lines stay as they are, untinted; its
+    // added lines are struck through and not tinted as added.
+    '.cm-deletedChunk[data-decision="drop"]': { background: 'transparent' },
+    '.cm-deletedChunk[data-decision="drop"] .cm-deletedText': {
+      background: 'transparent'
+    },
+    '&.cm-merge-b .cm-line.jp-Copilot-HunkDropped': {
+      background: 'transparent',
+      textDecoration: 'line-through',
+      opacity: '0.7'
+    },
+    '&.cm-merge-b .jp-Copilot-HunkDropped .cm-changedText': {
+      background: 'transparent'
+    },
     '.cm-collapsedLines': {
       background: 'var(--jp-layout-color2)',
       color: 'var(--jp-ui-font-color2)'
@@ -267,30 +367,202 @@ namespace Private {
   }
 
   /**
-   * Render the keep or drop button of a hunk.
+   * Set or clear the decision about the hunk that starts at `at` (its
+   * `fromB`).
    */
-  export function hunkButton(
+  export const decide = StateEffect.define<{
+    at: number;
+    decision: HunkDecision | null;
+  }>();
+
+  /**
+   * The person's decisions about the hunks, and the marks of the added
+   * lines of the decided ones. The document never changes, so the hunks
+   * and their positions stay as they are.
+   */
+  export const decisions = StateField.define<{
+    decisions: ReadonlyMap<number, HunkDecision>;
+    marks: DecorationSet;
+  }>({
+    create: () => ({ decisions: new Map(), marks: Decoration.none }),
+    update(value, tr) {
+      const effects = tr.effects.filter(e => e.is(decide));
+      if (!effects.length) {
+        return value;
+      }
+      const next = new Map(value.decisions);
+      for (const effect of effects) {
+        const { at, decision } = (
+          effect as StateEffect<{
+            at: number;
+            decision: HunkDecision | null;
+          }>
+        ).value;
+        if (decision) {
+          next.set(at, decision);
+        } else {
+          next.delete(at);
+        }
+      }
+      return { decisions: next, marks: lineMarks(tr.state, next) };
+    },
+    provide: field => EditorView.decorations.from(field, v => v.marks)
+  });
+
+  /**
+   * A class on each added line of a decided hunk.
+   */
+  function lineMarks(
+    state: EditorState,
+    decided: ReadonlyMap<number, HunkDecision>
+  ): DecorationSet {
+    const builder = new RangeSetBuilder<Decoration>();
+    const doc = state.doc;
+    for (const chunk of getChunks(state)?.chunks ?? []) {
+      const decision = decided.get(chunk.fromB);
+      const end = Math.min(chunk.toB, doc.length);
+      if (!decision || chunk.fromB >= end) {
+        continue;
+      }
+      const mark = Decoration.line({
+        class:
+          decision === 'keep'
+            ? 'jp-Copilot-HunkKept'
+            : 'jp-Copilot-HunkDropped',
+        attributes: { 'data-decision': decision }
+      });
+      for (let pos = chunk.fromB; pos < end;) {
+        const line = doc.lineAt(pos);
+        builder.add(line.from, line.from, mark);
+        pos = line.to + 1;
+      }
+    }
+    return builder.finish();
+  }
+
+  /**
+   * Render the controls of a hunk: the merge view asks for an accept and a
+   * reject control; the first holds them all (Keep change and Drop change,
+   * or the decision and the button that takes it back), the second is
+   * empty. The merge view's own actions, which rewrite the document, are
+   * not used.
+   */
+  export function hunkControls(
     words: IHunkControls
   ): (
     type: 'accept' | 'reject',
     action: (e: MouseEvent) => void
   ) => HTMLElement {
-    return (type, action) => {
-      const keep = type === 'accept';
-      const button = document.createElement('button');
-      button.type = 'button';
+    return type => {
+      const row = document.createElement('span');
+      if (type === 'reject') {
+        row.hidden = true;
+        return row;
+      }
+      row.className = 'jp-Copilot-HunkControls';
+      renderControls(row, null, words);
+      return row;
+    };
+  }
+
+  function renderControls(
+    row: HTMLElement,
+    decision: HunkDecision | null,
+    words: IHunkControls
+  ): void {
+    const button = (
+      className: string,
+      name: string,
+      text: string,
+      title: string,
+      next: HunkDecision | null
+    ): HTMLButtonElement => {
+      const b = document.createElement('button');
+      b.type = 'button';
       // The merge view's own colours: green to keep, red to drop.
-      button.name = type;
-      button.className = keep ? 'jp-Copilot-HunkKeep' : 'jp-Copilot-HunkDrop';
-      button.textContent = keep ? words.keep : words.drop;
-      button.title = keep ? words.keepTitle : words.dropTitle;
-      button.disabled = words.isLocked();
-      button.addEventListener('click', event => {
+      b.name = name;
+      b.className = className;
+      b.textContent = text;
+      b.title = title;
+      b.disabled = words.isLocked();
+      b.addEventListener('click', event => {
+        event.preventDefault();
         if (!words.isLocked()) {
-          action(event);
+          setDecision(row, next, words);
         }
       });
-      return button;
+      return b;
     };
+    if (!decision) {
+      row.replaceChildren(
+        button(
+          'jp-Copilot-HunkKeep',
+          'accept',
+          words.keep,
+          words.keepTitle,
+          'keep'
+        ),
+        button(
+          'jp-Copilot-HunkDrop',
+          'reject',
+          words.drop,
+          words.dropTitle,
+          'drop'
+        )
+      );
+      return;
+    }
+    const state = document.createElement('span');
+    state.className = 'jp-Copilot-HunkState';
+    state.dataset.decision = decision;
+    state.textContent = decision === 'keep' ? words.kept : words.dropped;
+    row.replaceChildren(
+      state,
+      button(
+        'jp-Copilot-HunkUndo',
+        'undo',
+        decision === 'keep' ? words.undoKeep : words.undoDrop,
+        words.undoTitle,
+        null
+      )
+    );
+  }
+
+  /**
+   * Record a decision about the hunk whose row this is, and show it.
+   */
+  function setDecision(
+    row: HTMLElement,
+    decision: HunkDecision | null,
+    words: IHunkControls
+  ): void {
+    const chunkNode = row.closest<HTMLElement>('.cm-deletedChunk');
+    const editor = row.closest<HTMLElement>('.cm-editor');
+    const view = editor && EditorView.findFromDOM(editor);
+    if (!chunkNode || !view) {
+      return;
+    }
+    const at = view.posAtDOM(chunkNode);
+    const chunk = getChunks(view.state)?.chunks.find(
+      ch => ch.fromB <= at && ch.endB >= at
+    );
+    if (!chunk) {
+      return;
+    }
+    view.dispatch({ effects: decide.of({ at: chunk.fromB, decision }) });
+    if (decision) {
+      chunkNode.dataset.decision = decision;
+    } else {
+      delete chunkNode.dataset.decision;
+    }
+    // In the diff's shadow root, that root knows the element in focus.
+    const root = row.getRootNode() as Document | ShadowRoot;
+    const focused = row.contains(root.activeElement);
+    renderControls(row, decision, words);
+    if (focused) {
+      // The button pressed is gone: the next one of the row takes the focus.
+      row.querySelector('button')?.focus();
+    }
+    words.onDecide();
   }
 }

@@ -9,7 +9,19 @@ import { Widget } from '@lumino/widgets';
 
 import { element, styledButton } from '../dom';
 import { Visible } from '../visible';
-import { createDiff, lockHunks, releaseDiff, showHidden } from './diff';
+import {
+  createDiff,
+  hunkDecisions,
+  lockHunks,
+  releaseDiff,
+  showHidden
+} from './diff';
+import {
+  chosenSource,
+  endingChange,
+  hunkCounts,
+  withFinalBreak
+} from './hunks';
 import { plainSource } from './source';
 
 /**
@@ -68,7 +80,11 @@ export class ReviewView extends Widget {
     this._undo.title = words.undo;
     this._keep.addEventListener('click', this._onKeep);
     this._undo.addEventListener('click', this._onUndo);
-    bar.append(label, this._keep, this._undo);
+    // How many parts were kept and dropped, while some can be.
+    this._summary = element('span', 'jp-Copilot-ReviewSummary');
+    this._summary.setAttribute('aria-live', 'polite');
+    this._summary.hidden = true;
+    bar.append(label, this._summary, this._keep, this._undo);
 
     this._diff = element('div', 'jp-Copilot-ReviewDiff');
     this._diff.setAttribute(
@@ -87,7 +103,29 @@ export class ReviewView extends Widget {
       trans,
       titles
     );
-    node.append(bar, ...(hidden ? [hidden] : []), this._diff, this._message);
+    // A change of the final line break alone shows nowhere in the diff.
+    const ending =
+      options.operation === 'insert'
+        ? null
+        : endingChange(options.original, options.proposed);
+    const endingNote = ending
+      ? element(
+          'div',
+          'jp-Copilot-ReviewEnding',
+          ending === 'added'
+            ? trans.__('Keep also adds a line break at the end of the cell.')
+            : trans.__(
+                'Keep also removes the line break at the end of the cell.'
+              )
+        )
+      : null;
+    node.append(
+      bar,
+      ...(hidden ? [hidden] : []),
+      this._diff,
+      ...(endingNote ? [endingNote] : []),
+      this._message
+    );
 
     if (options.operation === 'insert') {
       // All of a new cell is new: its source as it will be, no diff editor.
@@ -127,9 +165,11 @@ export class ReviewView extends Widget {
    * (Keep then applies the proposal exactly as it came).
    */
   chosen(): string | null {
-    return this._dropped && this._editor
-      ? this._editor.state.doc.toString()
-      : null;
+    if (!this._editor || !this._byHunk) {
+      return null;
+    }
+    const { hunks, decisions } = hunkDecisions(this._editor);
+    return chosenSource(this._original, this._proposed, hunks, decisions);
   }
 
   /**
@@ -228,25 +268,20 @@ export class ReviewView extends Widget {
    */
   private _createDiff(options: ReviewView.IOptions): EditorView {
     const trans = this._trans;
-    // Hunks can be dropped one by one in an edit whose lines all end in
-    // "\n": the editor keeps no other line ending, so what Keep applies
-    // after a drop is then exactly the proposal minus the dropped hunks.
-    const byHunk =
-      !options.original.includes('\r') && !options.proposed.includes('\r');
-    return createDiff(
+    // Hunks can be decided one by one in an edit whose lines all end in
+    // "\n"; what Keep applies after a drop is then exactly the proposal
+    // with the dropped hunks as the cell has them (hunks.ts).
+    const byHunk = (this._byHunk =
+      !options.original.includes('\r') && !options.proposed.includes('\r'));
+    this._original = options.original;
+    this._proposed = options.proposed;
+    // Compared with a final line break each, so that the last line never
+    // shows as removed and added the same (hunks.ts).
+    const editor = createDiff(
       this._diff,
-      options.original,
-      options.proposed,
-      [
-        ...(options.extensions ?? []),
-        showHidden(this._titles),
-        EditorView.updateListener.of(update => {
-          // The document is read-only: only a dropped hunk changes it.
-          if (update.docChanged) {
-            this._dropped = true;
-          }
-        })
-      ],
+      byHunk ? withFinalBreak(options.original) : options.original,
+      byHunk ? withFinalBreak(options.proposed) : options.proposed,
+      [...(options.extensions ?? []), showHidden(this._titles)],
       byHunk
         ? {
             keep: trans.__('Keep change'),
@@ -255,10 +290,58 @@ export class ReviewView extends Widget {
             dropTitle: trans.__(
               'Leave this part of the cell as it is when you press Keep'
             ),
-            isLocked: () => this._state !== 'open'
+            kept: trans.__('Kept'),
+            dropped: trans.__('Dropped: stays as it is'),
+            undoKeep: trans.__('Undo keep'),
+            undoDrop: trans.__('Undo drop'),
+            undoTitle: trans.__(
+              'Decide this change again; until you do, Keep applies it'
+            ),
+            isLocked: () => this._state !== 'open',
+            onDecide: () => this._renderSummary()
           }
         : null
     );
+    this._editor = editor;
+    if (byHunk) {
+      this._renderSummary();
+    }
+    return editor;
+  }
+
+  /**
+   * Show how many parts were kept and dropped, and how many are left, on
+   * the review's bar.
+   */
+  private _renderSummary(): void {
+    if (!this._editor) {
+      return;
+    }
+    const trans = this._trans;
+    const { hunks, decisions } = hunkDecisions(this._editor);
+    const { kept, dropped, open } = hunkCounts(hunks, decisions);
+    const words: string[] = [];
+    if (kept + dropped === 0) {
+      words.push(trans._n('%1 change', '%1 changes', open));
+    } else {
+      if (kept) {
+        words.push(trans.__('%1 kept', kept));
+      }
+      if (dropped) {
+        words.push(trans.__('%1 dropped', dropped));
+      }
+      if (open) {
+        words.push(trans.__('%1 to decide', open));
+      }
+    }
+    this._summary.textContent = words.join(', ');
+    this._summary.title = trans.__(
+      'Keep applies the changes kept and those still to decide; a dropped change leaves its part of the cell as it is.'
+    );
+    this._summary.hidden = hunks.length === 0;
+    const d = this.node.dataset;
+    d.kept = String(kept);
+    d.dropped = String(dropped);
   }
 
   private _onKeep = (): void => {
@@ -276,8 +359,11 @@ export class ReviewView extends Widget {
   private _undo: HTMLButtonElement;
   private _diff: HTMLElement;
   private _message: HTMLElement;
+  private _summary: HTMLElement;
   private _editor: EditorView | null = null;
-  private _dropped = false;
+  private _byHunk = false;
+  private _original = '';
+  private _proposed = '';
   private _keepRequested = new Signal<this, void>(this);
   private _undoRequested = new Signal<this, void>(this);
 }
