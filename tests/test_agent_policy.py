@@ -11,6 +11,7 @@ from jupyter_copilot.agents.catalog import (
     DEMO_AGENT,
     AgentConfigError,
     FromEnv,
+    available,
     build_catalog,
     parse_agent,
     resolve_env,
@@ -40,7 +41,9 @@ def catalog(
         warnings.append,
         unguarded,
     )
-    return [a.id for a in agents], warnings
+    # The agents that can start; known agents that are not installed are listed after them
+    # (test_known_agents_not_installed_are_listed_last_with_their_install_command).
+    return [a.id for a in agents if a.unavailable is None], warnings
 
 
 def test_the_demo_agent_is_offered_only_when_no_agent_is_configured() -> None:
@@ -58,11 +61,35 @@ def test_known_agents_on_path_are_offered_after_the_configured_ones() -> None:
     assert ids == ["gemini"]
 
 
+def test_known_agents_not_installed_are_listed_last_with_their_install_command() -> None:
+    agents = build_catalog({}, True, lambda c: "/bin/gemini" if c == "gemini" else None, print)
+    assert [(a.id, a.unavailable is None) for a in agents] == [
+        ("gemini", True),
+        (DEMO_AGENT, True),
+        ("claude-code", False),
+    ]
+    shown = agents[-1].to_json()
+    install = "Not installed: npm install -g @agentclientprotocol/claude-agent-acp, then restart"
+    assert shown["unavailable"].startswith(install)
+    assert shown["description"] == shown["unavailable"]
+    # An unguarded one is listed only where it would be offered, with the README's command.
+    agents = build_catalog({}, True, lambda c: None, print, True)
+    missing = {a.id: a.unavailable for a in agents if a.unavailable is not None}
+    assert list(missing) == ["claude-code", "codex", "gemini", "goose"]
+    assert "npm install -g @zed-industries/codex-acp" in str(missing["codex"])
+    assert "npm install -g @google/gemini-cli" in str(missing["gemini"])
+    # Without discovery nothing known is listed; the ids that can start come first for a
+    # default (available()).
+    assert [a.id for a in build_catalog({}, False, lambda c: None, print)] == [DEMO_AGENT]
+    assert available(build_catalog({}, True, lambda c: None, print)) == [DEMO_AGENT]
+
+
 def test_known_agents_run_their_current_command_and_the_old_name_still_works() -> None:
     def command(on_path: set[str]) -> tuple[str, ...]:
-        [spec] = build_catalog(
+        agents = build_catalog(
             {"x": {"command": ["x"]}}, True, lambda c: c if c in on_path else None, print
-        )[1:]
+        )
+        [spec] = [a for a in agents[1:] if a.unavailable is None]
         return spec.command
 
     assert command({"claude-agent-acp", "claude-code-acp"}) == ("claude-agent-acp",)

@@ -223,9 +223,16 @@ class AdminPolicy:
         self._seen[path] = seen
         return seen
 
-    def warn_about_defaults(self, offered: Sequence[str]) -> None:
-        """Log, once at start, every default outside the policy and what replaces it."""
+    def warn_about_defaults(
+        self, offered: Sequence[str], startable: Sequence[str] | None = None
+    ) -> None:
+        """Log, once at start, every default outside the policy and what replaces it.
+
+        ``startable`` are the agents on offer that can start (default: all of them); only
+        those can be a default.
+        """
         policy = self.current()
+        startable = offered if startable is None else startable
         if policy.agents is not None:
             unknown = sorted(policy.agents - set(offered))
             if unknown:
@@ -234,12 +241,13 @@ class AdminPolicy:
                     "offer: %s",
                     ", ".join(unknown),
                 )
-        if policy.wanted_agent is not None and policy.default_agent(offered) != policy.wanted_agent:
+        default = policy.default_agent(startable)
+        if policy.wanted_agent is not None and default != policy.wanted_agent:
             self.log.warning(
                 "jupyter-copilot: CopilotApp.default_agent '%s' is not an allowed agent on "
-                "offer; new conversations use '%s'.",
+                "offer that can start; new conversations use '%s'.",
                 policy.wanted_agent,
-                policy.default_agent(offered),
+                default,
             )
         if policy.default_mode() != policy.wanted_mode:
             self.log.warning(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -72,6 +72,8 @@ class AgentSpec:
     session_meta: Mapping[str, Any] = field(default_factory=dict)
     #: Why it cannot start on this server (shown in the Agent menu), or None when it can.
     unavailable: str | None = None
+    #: How a person installs it, for a known agent: shown when its command is missing.
+    install: str | None = None
 
     def model_hosts(self, env: Mapping[str, str]) -> tuple[str, ...]:
         """The hosts of its own model API, unless ``env`` points it at another one."""
@@ -141,6 +143,7 @@ KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
             base_url_env=("ANTHROPIC_BASE_URL",),
             unrouted_reads=True,
             session_meta=_CLAUDE_ASKS_FOR_EVERY_COMMAND,
+            install="npm install -g @agentclientprotocol/claude-agent-acp",
         ),
         (("claude-agent-acp",), ("claude-code-acp",)),
     ),
@@ -157,6 +160,7 @@ KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
             settings=(".codex",),
             network_hosts=("api.openai.com", "chatgpt.com"),
             base_url_env=("OPENAI_BASE_URL",),
+            install="npm install -g @zed-industries/codex-acp",
         ),
         (("codex-acp",),),
     ),
@@ -186,6 +190,7 @@ KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
             # folder also runs the settings in its .gemini: only under the sandbox, which
             # hides that folder, is the notebook folder trusted.
             sandbox_env={"GEMINI_CLI_TRUST_WORKSPACE": "true"},
+            install="npm install -g @google/gemini-cli",
         ),
         (("gemini", "--acp"),),
     ),
@@ -199,6 +204,7 @@ KNOWN_AGENTS: tuple[tuple[AgentSpec, tuple[tuple[str, ...], ...]], ...] = (
             kind="known",
             guarded=False,
             settings=(".config/goose",),
+            install="see block.github.io/goose for its installer",
         ),
         (("goose", "acp"),),
     ),
@@ -313,7 +319,8 @@ def build_catalog(
     product cannot hold to its rules is offered only with ``allow_unguarded``; without a
     working sandbox (``sandboxed`` false) that includes every agent whose own tools read
     files without asking us. The demo agent is offered when the configuration names no
-    agent, last.
+    agent, after them. Known agents that would be offered but are not installed come last,
+    marked ``unavailable`` with their install command.
     """
     agents: dict[str, AgentSpec] = {}
     for agent_id, entry in configured.items():
@@ -325,6 +332,7 @@ def build_catalog(
         agents[spec.id] = spec
     for spec in models:
         agents.setdefault(spec.id, spec)
+    missing: list[AgentSpec] = []
     if discover:
         for profile, commands in KNOWN_AGENTS:
             known = profile if sandboxed else unsandboxed(profile)
@@ -333,6 +341,20 @@ def build_catalog(
             found = next((c for c in commands if which(c[0]) is not None), None)
             if found is not None:
                 agents[known.id] = replace(known, command=found)
+            else:
+                missing.append(not_installed(known))
     if not configured and DEMO_AGENT not in agents:
         agents[DEMO_AGENT] = demo_spec()
-    return list(agents.values())
+    return [*agents.values(), *missing]
+
+
+def not_installed(spec: AgentSpec) -> AgentSpec:
+    """A known agent whose command is not on PATH: listed, with how to install it, but it
+    cannot be chosen (docs/conversations.md, "GET agents")."""
+    reason = f"Not installed: {spec.install}, then restart JupyterLab."
+    return replace(spec, description=reason, unavailable=reason)
+
+
+def available(specs: Iterable[AgentSpec]) -> list[str]:
+    """The ids of the agents that can start, in their order: the ones a default may name."""
+    return [spec.id for spec in specs if spec.unavailable is None]

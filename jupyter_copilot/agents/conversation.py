@@ -278,6 +278,9 @@ class Conversation:
     #: Shell commands the person allowed, while they run.
     terminals: Terminals | None = None
     turns: list[Turn] = field(default_factory=list)
+    #: The notebooks its messages were sent from, by path, first one first (the panel's
+    #: per-notebook history, and the links of an export).
+    notebooks: list[str] = field(default_factory=list)
     #: The page that sent the latest message: the agent's permission cards go there.
     page_id: str | None = None
     process: AgentProcess | None = None
@@ -297,6 +300,17 @@ class Conversation:
         """Whether the first message was sent (the tools are fixed from then on)."""
         return self.tools_offered is not None
 
+    @property
+    def resumable(self) -> bool:
+        """Whether an archived conversation can be picked up again: its agent is still on
+        offer and brings its earlier session back (ACP ``session/load``)."""
+        return (
+            self.archived
+            and self.loads_sessions
+            and self.session_id is not None
+            and bool(self.agent.command)
+        )
+
     def to_json(self) -> dict[str, Any]:
         """The conversation's metadata, as listed."""
         return {
@@ -312,6 +326,8 @@ class Conversation:
             "archived": self.archived,
             "createdAt": self.created_at,
             "title": self.title,
+            "notebooks": list(self.notebooks),
+            "resumable": self.resumable,
         }
 
     def stored_json(self) -> dict[str, Any]:

@@ -8,6 +8,7 @@ the objects this one owns.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -25,6 +26,7 @@ from . import bodies
 from .catalog import AgentSpec
 from .conversation import Conversation, Turn
 from .conversation import token_key as _token_key
+from .export import active_notebook_path
 from .host import ConversationsHost
 from .modelprobe import ModelProbes
 from .permissions import AgentModes
@@ -227,7 +229,46 @@ class Conversations:
         self.host.policy().check(
             conversation.agent.id, conversation.mode, conversation.context_refs
         )
-        return await self.turns.send(conversation, message, may_read_files, may_write_files)
+        turn = await self.turns.send(conversation, message, may_read_files, may_write_files)
+        self._note_notebook(conversation, turn)
+        return turn
+
+    def _note_notebook(self, conversation: Conversation, turn: Turn) -> None:
+        """Remember the notebook the message came from (the panel's per-notebook history),
+        and link the attached cell to it (an export's links)."""
+        path = active_notebook_path(self.host.dispatcher, conversation.page_id)
+        if path is None:
+            return
+        if turn.attachment is not None:
+            turn.attachment["notebook"] = path
+        if path not in conversation.notebooks:
+            conversation.notebooks.append(path)
+            self._save(conversation)
+
+    def resume(self, conversation: Conversation) -> None:
+        """Pick an archived conversation up again: its agent will load its earlier session
+        at the next message (``session/load``). Refused unless it is ``resumable`` and the
+        administrator's policy still allows its agent, mode and grants."""
+        if not conversation.archived:
+            return
+        if not conversation.resumable or conversation.agent.id not in self.catalog:
+            raise Refusal(
+                "invalid-input",
+                f"{conversation.agent.label} cannot pick up an earlier session; open the "
+                "conversation read only, or start a new one.",
+            )
+        self.host.policy().check(
+            conversation.agent.id, conversation.mode, conversation.context_refs
+        )
+        if self._stopped:
+            raise Refusal("feature-disabled", "The server is stopping.")
+        conversation.archived = False
+        conversation.archived_at = 0.0
+        # The archived token was revoked for good; the resumed conversation gets a new one.
+        conversation.token = "jcc-" + secrets.token_urlsafe(32)
+        conversation.tools_attached = False
+        self._by_token[_token_key(conversation.token)] = conversation
+        self._save(conversation)
 
     async def cancel(self, conversation: Conversation) -> bool:
         """Stop: ask the agent to cancel; stop the agent if it does not within a grace."""
@@ -344,6 +385,7 @@ class Conversations:
             else None,
             session_id=data.get("sessionId") if isinstance(data.get("sessionId"), str) else None,
             loads_sessions=data.get("loadsSessions") is True,
+            notebooks=[p for p in data.get("notebooks") or [] if isinstance(p, str)],
         )
         if isinstance(data.get("createdAt"), str):
             conversation.created_at = data["createdAt"]

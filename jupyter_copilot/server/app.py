@@ -18,7 +18,7 @@ from ..admin.killswitch import KillSwitch, KillSwitchState, config_directories, 
 from ..admin.switches import Switches
 from ..admin.telemetry import Telemetry
 from ..agents.adminpolicy import AdminPolicy, Policy
-from ..agents.catalog import AgentConfigError, AgentSpec, build_catalog
+from ..agents.catalog import AgentConfigError, AgentSpec, available, build_catalog
 from ..agents.conversations import DEFAULT_CONTEXT_REFS, DEFAULT_MODE, Conversations
 from ..agents.egress import Network
 from ..agents.filereviews import FileReviews
@@ -609,7 +609,8 @@ class CopilotApp(ExtensionApp):
         self.kill_switch.start(self._on_kill_switch_change)
         self.admin_policy = AdminPolicy(self._policy_traits, config_directories(self), self.log)
         self.conversations = self._build_conversations()
-        self.admin_policy.warn_about_defaults(list(self.conversations.catalog))
+        catalog = self.conversations.catalog
+        self.admin_policy.warn_about_defaults(list(catalog), available(catalog.values()))
         self.pages = Pages(
             self.dispatcher, self.proposals, self.approvals, self.telemetry, self._welcome
         )

@@ -15,6 +15,7 @@ from .handlers import (
     StatusHandler,
     ToolsHandler,
 )
+from .history_handlers import history_routes
 
 if TYPE_CHECKING:
     from ..admin.switches import Switches
@@ -100,4 +101,5 @@ def handler_routes(app: Collaborators) -> list[tuple[str, type, dict[str, Any]]]
             },
         ),
         *conversation_routes(switches, app.conversations, app.file_reviews),
+        *history_routes(switches, app.conversations),
     ]
