@@ -134,9 +134,10 @@ def test_every_handler_verb_requires_authentication(copilot) -> None:
                 f"{handler.__name__}.{verb} is not wrapped by an authentication decorator"
             )
             assert getattr(handler, "auth_resource", None) == "copilot"
-    # 9 before conversations; agents 1, conversations 2, one conversation 3 (GET, PATCH,
-    # DELETE), messages, cancel, archive and file reviews 1 each.
-    assert checked == 19
+    # 9 before conversations; agents 1, personal keys 3 (GET, PUT, DELETE), conversations 2,
+    # one conversation 3 (GET, PATCH, DELETE), messages, cancel, archive, file reviews,
+    # export and resume 1 each.
+    assert checked == 24
 
 
 def test_handlers_get_their_collaborators_not_the_app(copilot) -> None:

@@ -23,13 +23,14 @@ from ..protocol.callers import (
 )
 from ..protocol.refusals import Refusal
 from . import bodies
-from .catalog import AgentSpec
+from .catalog import AgentSpec, available
 from .conversation import Conversation, Turn
 from .conversation import token_key as _token_key
 from .export import active_notebook_path
 from .host import ConversationsHost
 from .modelprobe import ModelProbes
 from .permissions import AgentModes
+from .personalkeys import PersonalKeys, checked_key, takes_personal_key
 from .processes import AgentProcesses
 from .turns import Turns
 
@@ -68,7 +69,7 @@ class Conversations:
         self._by_token: dict[str, Conversation] = {}
         self._stopped = False
         self.modes = AgentModes(host.log)
-        self.processes = AgentProcesses(host, self.modes)
+        self.processes = AgentProcesses(host, self.modes, self._secret_env)
         self.turns = Turns(host, self.processes, self.modes, self._save)
         #: Whether each model endpoint answers, asked before the agents are listed.
         self.model_probes = ModelProbes()
@@ -90,7 +91,7 @@ class Conversations:
         allowed = set(policy.allowed_agents(offered))
         return {
             "agents": [self._shown(spec) for spec in self.catalog.values() if spec.id in allowed],
-            "defaultAgent": policy.default_agent(offered),
+            "defaultAgent": policy.default_agent(available(self.catalog.values())),
             "contextRefs": [
                 {"id": ref, "label": _REF_TEXTS[ref][0], "allows": _REF_TEXTS[ref][1]}
                 for ref in policy.context_refs
@@ -125,9 +126,15 @@ class Conversations:
             raise Refusal("invalid-input", "No agent is configured on this server.")
         settings = bodies.settings(body, self.catalog)
         policy = self.host.policy()
-        agent_id = settings.agent_id or policy.default_agent(list(self.catalog))
+        agent_id = settings.agent_id or policy.default_agent(available(self.catalog.values()))
         mode = settings.mode or policy.default_mode()
         if agent_id is None:
+            if policy.allowed_agents(self.catalog):
+                raise Refusal(
+                    "invalid-input",
+                    "None of the agents this server allows is installed: the Agent menu says "
+                    "how to install them.",
+                )
             raise Refusal("not-permitted", "This server's administrator allows none of its agents.")
         if mode is None:
             raise Refusal("not-permitted", "This server's administrator allows no mode.")
@@ -137,6 +144,7 @@ class Conversations:
             else policy.default_context_refs()
         )
         policy.check(agent_id, mode, context_refs)
+        self._startable(agent_id)
         conversation = Conversation(
             owner=owner,
             user=user,
@@ -149,6 +157,76 @@ class Conversations:
         self._by_token[_token_key(conversation.token)] = conversation
         self._save(conversation)
         return conversation
+
+    # -- personal keys (docs/admin.md, "Personal keys") --------------------------------------
+
+    def _personal_models(self) -> list[AgentSpec]:
+        """The model agents a person may bring a key for: allowed, able to start, keyed."""
+        policy = self.host.policy()
+        return [
+            s for s in self.catalog.values() if takes_personal_key(s) and policy.allows_agent(s.id)
+        ]
+
+    def _keys(self) -> PersonalKeys:
+        keys = self.host.personal_keys
+        if keys is None or not self.host.allow_personal_models():
+            raise Refusal(
+                "not-permitted", "This server's administrator does not allow personal keys."
+            )
+        return keys
+
+    def personal_keys_json(self, owner: str) -> dict[str, Any]:
+        """The body of ``GET copilot/api/personal-keys``: whether keys are allowed and, per
+        model, whether the person set one; never a key."""
+        keys = self.host.personal_keys
+        if keys is None or not self.host.allow_personal_models():
+            return {"allowed": False, "models": []}
+        return {"allowed": True, "models": keys.listing(owner, self._personal_models())}
+
+    def _personal_model(self, model_id: str) -> AgentSpec:
+        spec = next((s for s in self._personal_models() if s.id == model_id), None)
+        if spec is None:
+            raise Refusal(
+                "invalid-input",
+                "That is not a model of this server that takes a personal key "
+                "(GET copilot/api/personal-keys).",
+            )
+        return spec
+
+    def set_personal_key(self, owner: str, model_id: str, body: Any) -> dict[str, Any]:
+        """Store or replace the person's key for a model; the answer says only that it is set."""
+        keys = self._keys()
+        spec = self._personal_model(model_id)
+        keys.set(owner, spec.id, checked_key(body))
+        return {"id": spec.id, "keySet": True}
+
+    def remove_personal_key(self, owner: str, model_id: str) -> dict[str, Any]:
+        """Forget the person's key for a model."""
+        keys = self._keys()
+        spec = self._personal_model(model_id)
+        keys.remove(owner, spec.id)
+        return {"id": spec.id, "keySet": False}
+
+    def personal_key(self, owner: str, spec: AgentSpec) -> str | None:
+        """The key a conversation's model agent starts with, when its owner set one and
+        the administrator allows personal keys now."""
+        keys = self.host.personal_keys
+        if keys is None or not self.host.allow_personal_models() or not takes_personal_key(spec):
+            return None
+        return keys.key(owner, spec.id)
+
+    def _secret_env(self, conversation: Conversation) -> dict[str, str]:
+        key = self.personal_key(conversation.owner, conversation.agent)
+        return {} if key is None else {"COPILOT_MODEL_API_KEY": key}
+
+    def _startable(self, agent_id: str) -> None:
+        """Refuse an agent that is listed but cannot start (not installed, say) with the
+        reason the Agent menu shows for it."""
+        spec = self.catalog[agent_id]
+        if spec.unavailable is not None:
+            raise Refusal(
+                "invalid-input", f"The agent '{spec.label}' cannot be used. {spec.unavailable}"
+            )
 
     def listed(self, owner: str) -> list[Conversation]:
         """The owner's conversations, newest first.
@@ -181,6 +259,7 @@ class Conversations:
                 "conversation to change them.",
             )
         if settings.agent_id is not None:
+            self._startable(settings.agent_id)
             conversation.agent = self.catalog[settings.agent_id]
         if settings.chat_only is not None:
             conversation.chat_only = settings.chat_only

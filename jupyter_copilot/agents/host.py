@@ -15,6 +15,7 @@ from .adminpolicy import Policy
 from .egress import Network
 from .filereviews import FileReviews
 from .limits import TurnLimits
+from .personalkeys import PersonalKeys
 from .sandbox import Sandbox
 from .store import ConversationStore
 
@@ -57,6 +58,10 @@ class ConversationsHost:
     image_max_pixels: Callable[[], int] = lambda: 1024
     #: Where conversations last (``store.py``); None keeps them in memory only.
     store: ConversationStore | None = None
+    #: People's own keys for model endpoints (``personalkeys.py``).
+    personal_keys: PersonalKeys | None = None
+    #: ``CopilotApp.allow_personal_models`` now.
+    allow_personal_models: Callable[[], bool] = lambda: False
     #: The administrator's policy now (``adminpolicy.py``); by default everything is allowed.
     policy: Callable[[], Policy] = lambda: Policy(
         agents=None, modes=APPROVAL_MODES, context_refs=CONTEXT_REFS

@@ -17,7 +17,7 @@ import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from typing import Any, TypeVar
 
 import acp
@@ -68,8 +68,11 @@ class AgentProcess:
         hide_root: bool = False,
         network: Network | None = None,
         line_max_bytes: int = TurnLimits.line_bytes,
+        secret_env: Mapping[str, str] | None = None,
     ) -> None:
         self.spec = spec
+        # Kept out of ``spec``, whose repr a traceback may print: a person's own key.
+        self._secret_env = dict(secret_env or {})
         self._client = client
         self._cwd = cwd
         self._sandbox = sandbox
@@ -130,7 +133,11 @@ class AgentProcess:
             raise AgentStartError(
                 f"The agent '{self.spec.label}' cannot start. {self.spec.unavailable}"
             )
-        env = {**acp.default_environment(), **resolve_env(self.spec.env, os.environ)}
+        env = {
+            **acp.default_environment(),
+            **resolve_env(self.spec.env, os.environ),
+            **self._secret_env,
+        }
         command = list(self.spec.command)
         if shutil.which(command[0], path=env.get("PATH")) is None:
             # Checked here because inside the sandbox a missing command is bwrap's error.

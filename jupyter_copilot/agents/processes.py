@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 import acp
@@ -36,9 +37,16 @@ CONNECT_GRACE_SECONDS = 10.0
 class AgentProcesses:
     """Starts and stops the agents of a server's conversations."""
 
-    def __init__(self, host: ConversationsHost, modes: AgentModes) -> None:
+    def __init__(
+        self,
+        host: ConversationsHost,
+        modes: AgentModes,
+        secret_env: Callable[[Conversation], dict[str, str]] = lambda _c: {},
+    ) -> None:
         self.host = host
         self.modes = modes
+        #: Environment only this conversation's agent gets: its owner's own key.
+        self.secret_env = secret_env
         #: Checks that run after an agent started; kept so that they are not collected.
         self._background: set[asyncio.Future[None]] = set()
 
@@ -71,6 +79,7 @@ class AgentProcesses:
             line_max_bytes=self.host.limits().line_bytes,
             # Agents that read files themselves find an empty folder without the grant.
             hide_root=conversation.chat_only or FILES not in conversation.context_refs,
+            secret_env=self.secret_env(conversation),
         )
         conversation.process = process
         await process.start()

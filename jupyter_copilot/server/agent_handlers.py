@@ -46,6 +46,35 @@ class AgentsHandler(_ConversationHandler):
         self.reply(self.conversations.agents_json())
 
 
+class PersonalKeysHandler(_ConversationHandler):
+    """``GET copilot/api/personal-keys``: the models a person may bring a key for, and
+    whether they set one (docs/admin.md, "Personal keys"); never a key."""
+
+    @web.authenticated
+    @authorized("execute")
+    @gated(FEATURE)
+    def get(self) -> None:
+        """Whether personal keys are allowed and, per model, ``keySet``."""
+        self.reply(self.conversations.personal_keys_json(self.principal))
+
+
+class PersonalKeyHandler(_ConversationHandler):
+    """``PUT``/``DELETE copilot/api/personal-keys/<model id>``: set, replace or remove the
+    person's own key for one model. The answer never holds the key."""
+
+    @web.authenticated
+    @authorized("execute")
+    @gated(FEATURE)
+    def put(self, model_id: str) -> None:
+        """Store or replace the key of the body ``{"key"}``."""
+        self.reply(self.conversations.set_personal_key(self.principal, model_id, self.json_body()))
+
+    @web.authenticated
+    @authorized("execute")
+    @gated(FEATURE)
+    def delete(self, model_id: str) -> None:
+        """Forget the key."""
+        self.reply(self.conversations.remove_personal_key(self.principal, model_id))
 class ConversationsHandler(_ConversationHandler):
     """``GET``/``POST copilot/api/conversations``: list and create."""
 
@@ -186,6 +215,8 @@ def conversation_routes(
     one = r"/copilot/api/conversations/(?P<conversation_id>[0-9a-f]{32})"
     return [
         (r"/copilot/api/agents", AgentsHandler, kwargs),
+        (r"/copilot/api/personal-keys", PersonalKeysHandler, kwargs),
+        (r"/copilot/api/personal-keys/(?P<model_id>[^/]{1,64})", PersonalKeyHandler, kwargs),
         (r"/copilot/api/conversations", ConversationsHandler, kwargs),
         (one, ConversationHandler, kwargs),
         (one + "/messages", MessagesHandler, kwargs),

@@ -32,6 +32,7 @@ from ..agents.models import (
     parse_model,
     unavailable_reason,
 )
+from ..agents.personalkeys import PersonalKeys
 from ..agents.policy import mcp_url
 from ..agents.sandbox import AUTO, SANDBOX_MODES, Sandbox
 from ..agents.store import ConversationStore
@@ -243,6 +244,21 @@ class CopilotApp(ExtensionApp):
         """,
     )
 
+    allow_personal_models = Bool(
+        False,
+        config=True,
+        help="""Let each person add their own key for the endpoints of `models`.
+
+        When True, the Agent menu lets a person set, replace or remove their own key for each
+        allowed `models` entry whose provider takes one (not Ollama). Their conversations
+        with that model then use their key instead of the entry's `api_key`; other people's
+        do not. Keys are kept on the server, readable by their owner only (a file of mode
+        0600 per person under the Jupyter data directory; in memory only when
+        `conversations_db_path` is empty), and never sent back to the browser, logged, or
+        written to events or the conversation store. Turning this off stops using stored
+        keys at once, without deleting them. See docs/admin.md ("Personal keys").
+        """,
+    )
     discover_models = Bool(
         None,
         allow_none=True,
@@ -723,6 +739,8 @@ class CopilotApp(ExtensionApp):
             max_archived=lambda: self.agent_max_archived_conversations,
             policy=self.admin_policy.current,
             store=ConversationStore(store_path, self.log),
+            personal_keys=PersonalKeys(self._personal_keys_dir(), self.log),
+            allow_personal_models=lambda: self.allow_personal_models,
             limits=lambda: TurnLimits(
                 reply_bytes=self.agent_reply_max_bytes,
                 events=self.agent_turn_max_events,
@@ -772,6 +790,12 @@ class CopilotApp(ExtensionApp):
             return os.path.join(jupyter_data_dir(), "copilot", "conversations.db")
         return self.conversations_db_path or None
 
+    def _personal_keys_dir(self) -> str | None:
+        """Where people's own keys are kept: next to the default conversation store, in
+        the person's Jupyter data directory; None (memory only) when the store is off."""
+        if self.config_errors or self.conversations_db_path == "":
+            return None
+        return os.path.join(jupyter_data_dir(), "copilot", "keys")
     def _policy_traits(self) -> Policy:
         """The policy as the traits say now (before the live JSON files narrow it)."""
         return Policy(
