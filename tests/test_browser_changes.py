@@ -14,14 +14,18 @@ import pytest
 
 from tests.conftest import make_notebook
 from tests.eventually import eventually
-from tests.lab import Lab, lab_page
+from tests.lab import Lab, lab_page, open_copilot_panel
 from tests.server import INSERT_INVOKE, call_action
+from tests.test_browser_chat import Chat
 from tests.test_browser_insert import cells
 from tests.test_browser_review import (
+    _reloaded,
+    model_source,
     open_notebook,
     proposal,
     propose,
     review_of,
+    screenshots,
     selected_cell,
 )
 
@@ -126,8 +130,148 @@ async def _states_are(lab: Lab, expected: dict[str, str]) -> bool:
     return await states(lab) == expected
 
 
+async def _texts_are(locator: Any, texts: list[str]) -> bool:
+    return await locator.all_inner_texts() == texts  # type: ignore[no-any-return]
+
+
 async def _active_is(lab: Lab, index: int) -> bool:
     active = await lab.page.evaluate(
         "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex"
     )
     return bool(active == index)
+
+
+# Where each row's link and state are drawn: the state is below its link in every row.
+ROWS_JS = """
+() => [...document.querySelectorAll('.jp-Copilot-Change')].map(row => {
+  const link = row.querySelector('.jp-Copilot-ChangeLink').getBoundingClientRect();
+  const state = row.querySelector('.jp-Copilot-ChangeState').getBoundingClientRect();
+  return {below: state.top >= link.bottom - 1, left: state.left - link.left};
+})
+"""
+
+
+async def test_changes_decided_in_a_later_turn_stay_listed_one_row_layout(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    make_notebook(jp_root_dir, "a-notebook-with-a-rather-long-name.ipynb", CELLS)
+    async with lab_page(lab_server, width=1280) as lab:
+        await lab.page.set_viewport_size({"width": 1280, "height": 800})
+        path = "a-notebook-with-a-rather-long-name.ipynb"
+        await open_notebook(lab, jp_fetch, path)
+        served = [await selected_cell(lab, jp_fetch, path, i) for i in range(2)]
+        for i in (0, 1):
+            answer = await propose(jp_fetch, proposal(served[i], f"{'ab'[i]} = 10\n"), f"e{i}")
+            assert answer[0] == 200, answer
+            await review_of(lab, f"e{i}").wait_for(state="visible")
+        # A turn of the panel's conversation starts: the two proposals of before still wait.
+        chat = Chat(lab)
+        await chat.send("hello")
+        await chat.idle()
+        assert await states(lab) == {"e0": "open", "e1": "open"}
+        undo_all = lab.page.locator(".jp-Copilot-UndoAll")
+        assert await undo_all.inner_text() == "Undo all"
+        await undo_all.click()
+        # Decided in this turn, both stay in the list with their state.
+        await eventually(lambda: _states_are(lab, {"e0": "undo", "e1": "undo"}), "both undone")
+        assert await lab.page.locator(".jp-Copilot-Changes").is_visible()
+        # Every row alike: the state under its link, whatever the length of the link.
+        rows = await lab.page.evaluate(ROWS_JS)
+        assert len(rows) == 2 and all(r["below"] and abs(r["left"]) < 1 for r in rows), rows
+        await screenshots(lab, "copilot-changes-undone")
+
+
+async def _active_cell(lab: Lab) -> dict[str, Any]:
+    """The active cell's id, whether it holds the focus, and where it is on screen."""
+    return await lab.page.evaluate(  # type: ignore[no-any-return]
+        """() => {
+            const nb = window.jupyterapp.shell.currentWidget.content;
+            const cell = nb.activeCell;
+            return {
+                id: cell.model.id,
+                focused: cell.node.contains(document.activeElement),
+                top: cell.node.getBoundingClientRect().top,
+                mode: nb.mode,
+            };
+        }"""
+    )
+
+
+async def test_keep_all_leaves_the_person_typing_where_they_are(
+    lab_server, jp_fetch, jp_root_dir
+) -> None:
+    sources = CELLS + [f"x{i} = {i}" for i in range(3, 40)]
+    make_notebook(jp_root_dir, "a.ipynb", sources)
+    async with lab_page(lab_server, width=1280) as lab:
+        await lab.page.set_viewport_size({"width": 1280, "height": 800})
+        await three_proposals(lab, jp_fetch)
+        # The person types in a cell far below the three proposals.
+        await lab.click_cell("a.ipynb", 30)
+        await lab.page.keyboard.press("End")
+        await lab.page.keyboard.type("  # mine")
+        before = await _active_cell(lab)
+        assert before["focused"] and before["mode"] == "edit", before
+        await lab.page.locator(".jp-Copilot-KeepAll").click()
+        await eventually(
+            lambda: _states_are(lab, {"edit-0": "keep", "edit-1": "keep", "insert": "keep"}),
+            "Keep all to keep every review",
+        )
+        await lab.page.wait_for_timeout(300)  # the notebook lays out the new cell
+        after = await _active_cell(lab)
+        # The same cell is active, still in focus, at the same place on screen.
+        assert after["id"] == before["id"] and after["focused"], (before, after)
+        assert abs(after["top"] - before["top"]) < 2, (before, after)
+        # Typing goes on in that cell.
+        await lab.page.keyboard.type("!")
+        assert await model_source(lab, before["id"]) == "x30 = 30  # mine!"
+        assert [c[2] for c in await cells(lab)][:4] == ["a = 10\n", "b = 10\n", "c = 3", "d = 4\n"]
+
+
+async def test_reviews_open_when_the_page_reloads_are_said_to_have_ended_unapplied(
+    lab_server, jp_fetch, jp_root_dir, copilot
+) -> None:
+    path = make_notebook(jp_root_dir, "a.ipynb", CELLS)
+    before = path.read_text()
+    async with lab_page(lab_server, "a.ipynb", width=1280) as lab:
+        await lab.page.set_viewport_size({"width": 1280, "height": 800})
+        await three_proposals(lab, jp_fetch)
+        await _reloaded(lab, jp_fetch)
+        await open_copilot_panel(lab.page)
+        # The list says, for each, that it ended with the reload and nothing changed.
+        await eventually(
+            lambda: _states_are(
+                lab, {"edit-0": "reloaded", "edit-1": "reloaded", "insert": "reloaded"}
+            ),
+            "the reviews that ended with the page",
+        )
+        texts = await lab.page.locator(".jp-Copilot-ChangeState").all_inner_texts()
+        assert texts == ["ended with the page reload: nothing was changed"] * 3
+        # Each named as before the reload, once the notebook is back.
+        links = lab.page.locator(".jp-Copilot-ChangeLink")
+        await eventually(
+            lambda: _texts_are(
+                links,
+                [
+                    "Edit of cell 1 in a.ipynb",
+                    "Edit of cell 2 in a.ipynb",
+                    "New cell after cell 3 in a.ipynb",
+                ],
+            ),
+            "the cells named",
+        )
+        # A notice says so too, wherever the panel is.
+        toast = lab.page.locator(".Toastify__toast").filter(has_text="when the page reloaded")
+        await toast.first.wait_for(state="visible", timeout=10000)
+        assert "nothing was changed" in await toast.first.inner_text()
+        assert not await lab.page.locator(".jp-Copilot-KeepAll").is_visible()
+        assert await lab.page.locator(".jp-Copilot-Review").count() == 0
+        await screenshots(lab, "copilot-changes-reloaded")
+        # The server ended them as withdrawn, as for any page that goes away.
+        for tool in copilot.proposal_tools.values():
+            assert tool.calls.open_reviews() == []
+        # Said once: a second reload has nothing to say.
+        await _reloaded(lab, jp_fetch)
+        await open_copilot_panel(lab.page)
+        await lab.page.wait_for_timeout(500)
+        assert await lab.page.locator(".jp-Copilot-Change").count() == 0
+    assert path.read_text() == before

@@ -22,6 +22,7 @@ import { UUID } from '@lumino/coreutils';
 
 import { Actions, CopilotApi } from './api';
 import { Bridge } from './bridge';
+import { hasEndedReviews } from './changes/reloaded';
 import { addCommands } from './commands';
 import { BridgeHandle, ReviewsHandle } from './handles';
 import { liveCellReader } from './livecells';
@@ -239,6 +240,11 @@ namespace Private {
     // A card or a file review for the parts: the bridge holds it until they
     // are loaded and connected.
     bridge.held.connect(() => void loadParts().catch(() => undefined));
+    // Reviews were open when this tab's page reloaded: the parts say they
+    // ended unapplied (changes/reloaded.ts).
+    if (hasEndedReviews()) {
+      void loadParts().catch(() => undefined);
+    }
 
     // Edit and insert proposals run on the main thread, never from a snapshot:
     // they need the live cell widgets and open a review.

@@ -2,7 +2,7 @@
 // Distributed under the terms of the Modified BSD License.
 
 import { JupyterFrontEnd } from '@jupyterlab/application';
-import { ICommandPalette } from '@jupyterlab/apputils';
+import { ICommandPalette, Notification } from '@jupyterlab/apputils';
 import { IEditorLanguageRegistry } from '@jupyterlab/codemirror';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
@@ -16,6 +16,7 @@ import type { Bridge } from './bridge';
 import { ArchiveModel } from './chat/archive';
 import { ChatModel } from './chat/model';
 import type { ChatView } from './chat/view';
+import { rememberOpen, takeEndedReviews } from './changes/reloaded';
 import { ChangesView } from './changes/view';
 import { addReviewCommands } from './commands';
 import { ContextModel } from './contextmodel';
@@ -114,9 +115,38 @@ export function buildParts(options: IPartsOptions): IPanelParts {
   // The approval cards on top, the changes of the turn under them (what the
   // current turn proposed, and its state), the context, then the chat.
   panel.addWidget(new ApprovalsView(approvals, trans));
+  // The reviews open when the page reloaded ended with it, unapplied: the
+  // list says so, and the tab remembers this page's open reviews in turn.
+  const ended = takeEndedReviews();
+  reviews.changed.connect(() => rememberOpen(reviews.entries()));
   panel.addWidget(
-    new ChangesView({ reviews, chat, notebooks, shell: app.shell, trans })
+    new ChangesView({
+      reviews,
+      chat,
+      notebooks,
+      shell: app.shell,
+      trans,
+      ended
+    })
   );
+  if (ended.length) {
+    Notification.warning(
+      trans._n(
+        'A review was open when the page reloaded: it ended unapplied, nothing was changed.',
+        '%1 reviews were open when the page reloaded: they ended unapplied, nothing was changed.',
+        ended.length
+      ),
+      {
+        autoClose: 8000,
+        actions: [
+          {
+            label: trans.__('Show in Copilot'),
+            callback: () => panel.reveal()
+          }
+        ]
+      }
+    );
+  }
   panel.addWidget(new ContextView(context, trans));
   const conversation = new Panel();
   conversation.addClass('jp-Copilot-Conversation');

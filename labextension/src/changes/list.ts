@@ -16,7 +16,10 @@ export interface IChange {
   readonly kind: 'edit' | 'insert';
   readonly path: string;
   readonly cellId: string | null;
-  /** `open`, a decision of the person, or `aborted`. */
+  /**
+   * `open`, a decision of the person, `aborted`, or `reloaded` for a review
+   * that was open when the page reloaded.
+   */
   readonly state: string;
   readonly openedAt: number;
 }
@@ -25,13 +28,19 @@ export interface IChange {
  * The changes of the turn that started at `since`: every review opened
  * since then, in the order they opened, and any older one still open (it
  * still waits for the person). Without a turn (`null`), the open ones.
+ * A change the list already shows in this turn (`shown`) stays once it is
+ * decided: an older one kept or undone in this turn does not vanish.
  */
 export function turnChanges(
   entries: readonly IChange[],
-  since: number | null
+  since: number | null,
+  shown: ReadonlySet<string> = new Set()
 ): IChange[] {
   return entries.filter(
-    e => e.state === 'open' || (since !== null && e.openedAt >= since)
+    e =>
+      e.state === 'open' ||
+      shown.has(e.callId) ||
+      (since !== null && e.openedAt >= since)
   );
 }
 
@@ -61,6 +70,8 @@ export function stateText(state: string, trans: TranslationBundle): string {
       return trans.__('withdrawn');
     case 'aborted':
       return trans.__('withdrawn by the agent');
+    case 'reloaded':
+      return trans.__('ended with the page reload: nothing was changed');
     default:
       return state;
   }

@@ -19,8 +19,12 @@ import { IChange, openCallIds, stateText, turnChanges } from './list';
  * opened (cell, kind, state), each a link to its cell, with Keep all and
  * Undo all for those still open. Before the first turn of the panel's
  * conversation it lists every review the page opened (the last ones
- * decided, and all open ones): an outside MCP client's too. Keep all keeps each review as its own Keep
- * button would, so one whose cell changed applies nothing and says so.
+ * decided, and all open ones): an outside MCP client's too. A review the
+ * list showed stays in it once decided, until the next turn starts. The
+ * reviews that were open when the page reloaded come first, in the state
+ * `reloaded` (nothing was applied). Keep all keeps each review as its own
+ * Keep button would, so one whose cell changed applies nothing and says
+ * so; it leaves the notebook where the person is.
  *
  * DOM hooks: `.jp-Copilot-Changes` (hidden while empty), one
  * `.jp-Copilot-Change[data-call-id][data-kind][data-state]` per review with
@@ -36,6 +40,7 @@ export class ChangesView extends Widget {
     this._notebooks = options.notebooks;
     this._shell = options.shell;
     this._trans = options.trans;
+    this._ended = options.ended ?? [];
     const trans = this._trans;
     this._titles = Visible.titles(trans);
     this.addClass('jp-Copilot-Changes');
@@ -59,10 +64,11 @@ export class ChangesView extends Widget {
       actions
     );
     this.node.addEventListener('click', this);
+    this.node.addEventListener('mousedown', this);
     this._reviews.changed.connect(this._render, this);
     this._chat.changed.connect(this._onChat, this);
-    this._notebooks.currentChanged.connect(this._render, this);
-    this._render();
+    this._notebooks.currentChanged.connect(this._onCurrentNotebook, this);
+    this._onCurrentNotebook();
   }
 
   /**
@@ -72,6 +78,15 @@ export class ChangesView extends Widget {
     const target = event.target as Element;
     const button = target.closest('button');
     if (!button) {
+      return;
+    }
+    const all = button === this._keepAll || button === this._undoAll;
+    if (event.type === 'mousedown') {
+      // A click on Keep all or Undo all leaves the focus where the person
+      // was, typing in a cell, say.
+      if (all) {
+        event.preventDefault();
+      }
       return;
     }
     const ids = openCallIds(this._changes);
@@ -93,10 +108,24 @@ export class ChangesView extends Widget {
       return;
     }
     this.node.removeEventListener('click', this);
+    this.node.removeEventListener('mousedown', this);
     this._reviews.changed.disconnect(this._render, this);
     this._chat.changed.disconnect(this._onChat, this);
-    this._notebooks.currentChanged.disconnect(this._render, this);
+    this._notebooks.currentChanged.disconnect(this._onCurrentNotebook, this);
     super.dispose();
+  }
+
+  /**
+   * Name the cells of the notebook in front, again once its cells are
+   * loaded (after a reload, say).
+   */
+  private _onCurrentNotebook(): void {
+    this._render();
+    void this._notebooks.currentWidget?.context.ready.then(() => {
+      if (!this.isDisposed) {
+        this._render();
+      }
+    });
   }
 
   /**
@@ -107,19 +136,35 @@ export class ChangesView extends Widget {
     const running = this._chat.isRunning;
     if (running && !this._running) {
       this._since = performance.now();
+      // A new turn: the list starts anew, the earlier page's reviews too.
+      this._shown.clear();
+      this._ended = [];
       this._render();
     }
     this._running = running;
   }
 
   private _render(): void {
-    this._changes = turnChanges(this._reviews.entries(), this._since);
+    const current = turnChanges(
+      this._reviews.entries(),
+      this._since,
+      this._shown
+    );
+    current.forEach(c => this._shown.add(c.callId));
+    this._changes = [...this._ended, ...current];
     const trans = this._trans;
     this._list.replaceChildren(
       ...this._changes.map(change => this._item(change))
     );
     const open = openCallIds(this._changes).length;
+    const active = document.activeElement;
+    const hadFocus = active === this._keepAll || active === this._undoAll;
     this._keepAll.hidden = this._undoAll.hidden = open === 0;
+    if (hadFocus && open === 0) {
+      // Pressed from the keyboard: the buttons are gone, the list keeps the
+      // focus.
+      this._list.querySelector<HTMLElement>('button')?.focus();
+    }
     this.setHidden(this._changes.length === 0);
     this.node.dataset.open = String(open);
     this._keepAll.textContent = trans.__('Keep all (%1)', open);
@@ -178,6 +223,10 @@ export class ChangesView extends Widget {
   private _keepAll: HTMLButtonElement;
   private _undoAll: HTMLButtonElement;
   private _changes: IChange[] = [];
+  /** The reviews left open by the page before this one (reloaded.ts). */
+  private _ended: IChange[];
+  /** What the list showed in this turn, kept once decided. */
+  private _shown = new Set<string>();
   /** When the current turn started; before any turn, the page's start. */
   private _since = 0;
   private _running = false;
@@ -195,5 +244,10 @@ export namespace ChangesView {
     notebooks: INotebookTracker;
     shell: JupyterFrontEnd.IShell;
     trans: TranslationBundle;
+    /**
+     * The reviews that were open when the page reloaded, shown until the
+     * next turn starts.
+     */
+    ended?: IChange[];
   }
 }

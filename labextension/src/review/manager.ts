@@ -363,21 +363,24 @@ export class ReviewManager implements IDisposable {
   /**
    * Keep each of these reviews that is still open, as its own Keep button
    * would: each asks the server and checks its cell again, so one that is
-   * no longer valid applies nothing and says why.
+   * no longer valid applies nothing and says why. The notebooks stay where
+   * the person is: no active cell moves, no focus is taken, and the active
+   * cell keeps its place on screen.
    *
    * @returns How many Keeps were started.
    */
   keepAll(callIds: readonly string[]): number {
-    return this._each(callIds, review => review.view.requestKeep());
+    return this._each(callIds, review => review.keepInPlace());
   }
 
   /**
-   * Undo each of these reviews that is still open.
+   * Undo each of these reviews that is still open, leaving the active cell
+   * where it is on screen.
    *
    * @returns How many were undone.
    */
   undoAll(callIds: readonly string[]): number {
-    return this._each(callIds, review => review.view.requestUndo());
+    return this._each(callIds, review => review.undoInPlace());
   }
 
   private _each(

@@ -39,7 +39,7 @@ export class Review implements IDisposable {
     this._bridge = options.bridge;
     this._onChange = options.onChange;
     this._trans = options.trans;
-    this.view.keepRequested.connect(this._keep, this);
+    this.view.keepRequested.connect(this._onKeepRequested, this);
     this.view.undoRequested.connect(this._undo, this);
     this.view.disposed.connect(this._onViewDisposed, this);
     this._render();
@@ -102,6 +102,37 @@ export class Review implements IDisposable {
   }
 
   /**
+   * Press Keep for the panel's Keep all: as the review's own Keep, except
+   * that the notebook stays where the person is. The active cell, the focus
+   * and the place on screen of the active cell are left as they were.
+   *
+   * @returns Whether Keep was pressed (only while the review is open).
+   */
+  keepInPlace(): boolean {
+    if (this.view.state !== 'open') {
+      return false;
+    }
+    void this._keep(true);
+    return true;
+  }
+
+  /**
+   * Press Undo for the panel's Undo all, leaving the active cell where it
+   * is on screen.
+   *
+   * @returns Whether Undo was pressed.
+   */
+  undoInPlace(): boolean {
+    if (this.view.state === 'keeping') {
+      return false;
+    }
+    const hold = Private.holdActiveCell(this.panel);
+    this._decide(this._decided ? null : 'undo');
+    hold();
+    return true;
+  }
+
+  /**
    * Close the review for a newer proposal of the same cell.
    */
   supersede(): void {
@@ -140,7 +171,11 @@ export class Review implements IDisposable {
     }
   }
 
-  private async _keep(): Promise<void> {
+  private _onKeepRequested(): void {
+    void this._keep(false);
+  }
+
+  private async _keep(inPlace: boolean): Promise<void> {
     this._keeping = true;
     this._render();
     const verdict = await this._bridge.requestKeep(this.change.callId);
@@ -158,6 +193,13 @@ export class Review implements IDisposable {
       // Nothing is applied; the message stays until the person dismisses it.
       this._report('conflict');
       this.view.setState('conflict', conflict);
+      return;
+    }
+    if (inPlace) {
+      const hold = Private.holdActiveCell(this.panel);
+      this.change.apply();
+      this._decide('keep');
+      hold();
       return;
     }
     const refocus = this.view.hasFocus;
@@ -388,6 +430,51 @@ export namespace Review {
 }
 
 namespace Private {
+  /**
+   * Note which cell of a notebook is active, whether it has the focus and
+   * where it is on screen; the function returned puts all three back after
+   * cells above it changed (a review closed, a source replaced, a cell
+   * inserted), now and once the notebook has laid out its new cells.
+   */
+  export function holdActiveCell(panel: NotebookPanel): () => void {
+    const notebook = panel.content;
+    const cell = notebook.activeCell;
+    const scroller = notebook.outerNode;
+    if (!cell || panel.isDisposed || !cell.node.isConnected) {
+      return () => undefined;
+    }
+    const top = cell.node.getBoundingClientRect().top;
+    const focused = cell.node.contains(document.activeElement);
+    const restore = (): void => {
+      if (cell.isDisposed || !cell.node.isConnected) {
+        return;
+      }
+      // A cell inserted or removed above must not make another one active.
+      const index = notebook.widgets.indexOf(cell);
+      if (notebook.activeCell !== cell && index >= 0) {
+        notebook.activeCellIndex = index;
+      }
+      if (focused && !cell.node.contains(document.activeElement)) {
+        if (notebook.mode === 'edit') {
+          cell.editor?.focus();
+        } else {
+          cell.node.focus({ preventScroll: true });
+        }
+      }
+      const moved = cell.node.getBoundingClientRect().top - top;
+      if (Math.abs(moved) >= 1) {
+        scroller.scrollTop += moved;
+      }
+    };
+    return () => {
+      restore();
+      requestAnimationFrame(() => {
+        restore();
+        requestAnimationFrame(restore);
+      });
+    };
+  }
+
   /**
    * Replace a cell's source by `source` in one transaction, so one undo step
    * (one Y transaction under real-time collaboration): only the changed
