@@ -325,6 +325,10 @@ export interface IConversation extends IConversationSettings {
   createdAt: string;
   /** The start of the first message, `null` before it. */
   title: string | null;
+  /** The notebooks its messages came from, by path; absent from older servers. */
+  notebooks?: string[];
+  /** Whether an archived conversation can be picked up again (`resume`). */
+  resumable?: boolean;
 }
 
 /**
@@ -535,6 +539,47 @@ export class CopilotApi {
     const path = Private.conversation(id, 'cancel');
     const reply = await this._json<{ cancelled?: boolean }>('POST', path, {});
     return reply.error ? reply : { result: !!reply.result.cancelled };
+  }
+
+  /**
+   * `GET conversations/<id>/export`: the conversation as Markdown, and the
+   * file name the server gives it.
+   */
+  async exportConversation(
+    id: string
+  ): Promise<Outcome<{ text: string; filename: string }>> {
+    const response = await this._fetch(
+      'GET',
+      Private.conversation(id, 'export')
+    );
+    if (!response) {
+      return Private.refusal(ClientCodes.UNREACHABLE);
+    }
+    if (!response.ok) {
+      return Private.refusalOf(await Private.readJSON(response));
+    }
+    const disposition = response.headers.get('Content-Disposition') ?? '';
+    const name = /filename="([^"]+)"/.exec(disposition)?.[1];
+    return {
+      result: { text: await response.text(), filename: name ?? 'copilot.md' }
+    };
+  }
+
+  /**
+   * `DELETE conversations/<id>`: forget it, in the store too.
+   */
+  deleteConversation(id: string): Promise<Outcome<{ deleted: boolean }>> {
+    return this._json('DELETE', Private.conversation(id));
+  }
+
+  /**
+   * `POST conversations/<id>/resume`: pick an archived conversation up
+   * again; its agent loads its earlier session at the next message.
+   */
+  resumeConversation(
+    id: string
+  ): Promise<Outcome<{ conversation: IConversation; turns: unknown[] }>> {
+    return this._json('POST', Private.conversation(id, 'resume'), {});
   }
 
   /**

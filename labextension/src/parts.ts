@@ -92,7 +92,12 @@ export function buildParts(options: IPartsOptions): IPanelParts {
     trans,
     preferences
   });
-  const archive = new ArchiveModel({ api, trans });
+  const archive = new ArchiveModel({
+    api,
+    trans,
+    activeNotebook: () => notebooks.currentWidget?.context.path ?? null,
+    takeUp: (conversation, turns) => chat.takeUp(conversation, turns)
+  });
   const reviews = new ReviewManager({
     shell: app.shell,
     notebooks,

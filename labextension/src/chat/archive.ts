@@ -10,9 +10,11 @@ import { ChatTexts } from './texts';
 import { ITurn, parseTurn } from './transcript';
 
 /**
- * The person's earlier conversations: the list, and one of them opened
- * read-only. Archiving never deletes, so every archived conversation stays
- * reachable here.
+ * The person's earlier conversations: the list (all of them, or those about
+ * the active notebook), one of them opened read-only, and what can be done
+ * with one: export it as Markdown, delete it, or resume it when its agent
+ * can load its earlier session. Archiving never deletes, so every archived
+ * conversation stays reachable here until the person deletes it.
  */
 export class ArchiveModel implements IDisposable {
   /**
@@ -21,6 +23,40 @@ export class ArchiveModel implements IDisposable {
   constructor(options: ArchiveModel.IOptions) {
     this._api = options.api;
     this._trans = options.trans;
+    this._activeNotebook = options.activeNotebook ?? (() => null);
+    this._takeUp = options.takeUp ?? (async () => false);
+  }
+
+  /**
+   * The path of the notebook in the main area, the one "Only this notebook"
+   * keeps; `null` when no notebook is active.
+   */
+  get activeNotebook(): string | null {
+    return this._activeNotebook();
+  }
+
+  /** Whether the list keeps only conversations about the active notebook. */
+  get onlyThisNotebook(): boolean {
+    return this._onlyThisNotebook;
+  }
+
+  set onlyThisNotebook(value: boolean) {
+    if (value !== this._onlyThisNotebook) {
+      this._onlyThisNotebook = value;
+      this._changed.emit();
+    }
+  }
+
+  /**
+   * The conversations the list shows: all of them, or those whose messages
+   * came from the active notebook; `null` while they load.
+   */
+  get shown(): readonly IConversation[] | null {
+    const path = this.activeNotebook;
+    if (this._list === null || !this._onlyThisNotebook || path === null) {
+      return this._list;
+    }
+    return this._list.filter(c => (c.notebooks ?? []).includes(path));
   }
 
   /**
@@ -102,6 +138,64 @@ export class ArchiveModel implements IDisposable {
   }
 
   /**
+   * Delete a conversation for good, on the server too; the person confirmed.
+   *
+   * @returns `false` when the server refused or could not be reached (the
+   *   message says why).
+   */
+  async remove(id: string): Promise<boolean> {
+    const reply = await this._api.deleteConversation(id);
+    if (reply.error && reply.error.code !== 'unknown-conversation') {
+      this._message = ChatTexts.failure(reply.error, this._trans);
+      this._changed.emit();
+      return false;
+    }
+    this._list = (this._list ?? []).filter(c => c.id !== id);
+    if (this._viewing?.conversation.id === id) {
+      this._viewing = null;
+      this._go('list');
+    }
+    this._changed.emit();
+    return true;
+  }
+
+  /**
+   * A conversation as a Markdown file, to download.
+   */
+  async exportFile(
+    id: string
+  ): Promise<{ text: string; filename: string } | null> {
+    const reply = await this._api.exportConversation(id);
+    if (reply.error) {
+      this._message = ChatTexts.failure(reply.error, this._trans);
+      this._changed.emit();
+      return null;
+    }
+    return reply.result;
+  }
+
+  /**
+   * Resume an archived conversation on the server and make it the current
+   * one; the chat shows it, ready for the next message.
+   *
+   * @returns `false` when refused (the message says why).
+   */
+  async resume(id: string): Promise<boolean> {
+    const reply = await this._api.resumeConversation(id);
+    if (reply.error) {
+      this._message = ChatTexts.failure(reply.error, this._trans);
+      this._changed.emit();
+      return false;
+    }
+    const { conversation, turns } = reply.result;
+    if (!(await this._takeUp(conversation, turns))) {
+      return false;
+    }
+    this.close();
+    return true;
+  }
+
+  /**
    * One step back: from a conversation to the list, from the list to the
    * current conversation.
    */
@@ -143,6 +237,9 @@ export class ArchiveModel implements IDisposable {
 
   private _trans: TranslationBundle;
   private _api: CopilotApi;
+  private _activeNotebook: () => string | null;
+  private _onlyThisNotebook = false;
+  private _takeUp: ArchiveModel.IOptions['takeUp'] & {};
   private _mode: ArchiveModel.Mode = 'closed';
   private _list: IConversation[] | null = null;
   private _viewing: ArchiveModel.IViewing | null = null;
@@ -164,6 +261,16 @@ export namespace ArchiveModel {
     api: CopilotApi;
     /** The words of the panel, in the person's language. */
     trans: TranslationBundle;
+    /** The path of the notebook in the main area, or `null`. */
+    activeNotebook?: () => string | null;
+    /**
+     * Make a resumed conversation the current one (`ChatModel.takeUp`);
+     * `false` when the current one could not be archived.
+     */
+    takeUp?: (
+      conversation: IConversation,
+      turns: readonly unknown[]
+    ) => Promise<boolean>;
   }
 
   /**

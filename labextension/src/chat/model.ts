@@ -287,6 +287,26 @@ export class ChatModel implements IDisposable {
   }
 
   /**
+   * Make an earlier conversation, resumed on the server, the current one:
+   * the current conversation is archived first when it has messages, as a
+   * new conversation does.
+   *
+   * @returns `false` when the current conversation could not be archived.
+   */
+  async takeUp(
+    conversation: IConversation,
+    turns: readonly unknown[]
+  ): Promise<boolean> {
+    if (!(await this.newConversation())) {
+      return false;
+    }
+    this._adopt(conversation, null);
+    this._turns = turns.map(parseTurn).filter((t): t is ITurn => t !== null);
+    this._turnChanged.emit(-1);
+    return true;
+  }
+
+  /**
    * Stop reading and drop the signal connections.
    */
   dispose(): void {
