@@ -229,6 +229,32 @@ export interface IAgent {
   guarded?: boolean;
   /** What a person should know before choosing the agent, in one line; `null` when nothing. */
   warning?: string | null;
+  /**
+   * Why the agent cannot start on this server (not installed, with the
+   * install command), or `null` when it can; such an agent cannot be chosen.
+   * Absent from older servers.
+   */
+  unavailable?: string | null;
+}
+
+/**
+ * One model a person may bring their own key for (`GET personal-keys`).
+ */
+export interface IPersonalKeyModel {
+  id: string;
+  label: string;
+  /** Whether the person stored a key; the key itself never comes back. */
+  keySet: boolean;
+}
+
+/**
+ * The reply of `GET copilot/api/personal-keys` (docs/admin.md, "Personal
+ * keys"): `allowed` is false, with no models, when the administrator does
+ * not allow personal keys.
+ */
+export interface IPersonalKeysInfo {
+  allowed: boolean;
+  models: IPersonalKeyModel[];
 }
 
 /**
@@ -462,6 +488,39 @@ export class CopilotApi {
    */
   agents(): Promise<Outcome<IAgentsInfo>> {
     return this._json<IAgentsInfo>('GET', 'agents');
+  }
+
+  /**
+   * `GET personal-keys`: the models the person may bring a key for, and
+   * whether they set one.
+   */
+  personalKeys(): Promise<Outcome<IPersonalKeysInfo>> {
+    return this._json<IPersonalKeysInfo>('GET', 'personal-keys');
+  }
+
+  /**
+   * `PUT personal-keys/<id>`: store or replace the person's key for a model.
+   * Refusals: `not-permitted` (personal keys are off), `invalid-input`.
+   */
+  setPersonalKey(
+    modelId: string,
+    key: string
+  ): Promise<Outcome<IPersonalKeyModel>> {
+    return this._json<IPersonalKeyModel>(
+      'PUT',
+      `personal-keys/${encodeURIComponent(modelId)}`,
+      { key }
+    );
+  }
+
+  /**
+   * `DELETE personal-keys/<id>`: forget the person's key for a model.
+   */
+  removePersonalKey(modelId: string): Promise<Outcome<IPersonalKeyModel>> {
+    return this._json<IPersonalKeyModel>(
+      'DELETE',
+      `personal-keys/${encodeURIComponent(modelId)}`
+    );
   }
 
   /**

@@ -8,15 +8,20 @@ import { IDisposable } from '@lumino/disposable';
 import { element } from '../dom';
 import type { IAgent, IAgentsInfo } from '../api';
 import type { ChatModel } from './model';
+import { PersonalKeysView } from './personalkeys';
 import { labelledCheckbox, Popover } from './popover';
 
 /**
  * The Agent popover: the agents with their one-line descriptions
  * (`[data-agent-id]`, role radio) and, for an agent the server warns about,
- * its warning `.jp-Copilot-AgentWarning`; the Chat-only switch
- * (`input[data-chat-only]`); and the server's sandbox state in one line
- * (`.jp-Copilot-SandboxLine[data-sandbox-mode][data-sandbox-active]`). The
- * agent and Chat only are fixed from the first message on.
+ * its warning `.jp-Copilot-AgentWarning`; an agent that cannot start (not
+ * installed) is listed disabled (`[data-unavailable]`) with its install
+ * command as its description; the Chat-only switch
+ * (`input[data-chat-only]`); the server's sandbox state in one line
+ * (`.jp-Copilot-SandboxLine[data-sandbox-mode][data-sandbox-active]`); and,
+ * where the administrator allows them, the person's own keys
+ * ({@link PersonalKeysView}). The agent and Chat only are fixed from the first
+ * message on.
  */
 export class AgentPicker implements IDisposable {
   /**
@@ -45,7 +50,16 @@ export class AgentPicker implements IDisposable {
     this._hint = element('p', 'jp-Copilot-PopoverHint');
     this._sandbox = element('p', 'jp-Copilot-SandboxLine');
     this._sandbox.hidden = true;
-    this.popover.node.append(this._list, chatOnly, this._hint, this._sandbox);
+    this._keys = new PersonalKeysView(model.api, trans);
+    this.popover.node.append(
+      this._list,
+      chatOnly,
+      this._hint,
+      this._sandbox,
+      this._keys.node
+    );
+    // The keys are asked for when the menu opens, not at JupyterLab's start.
+    this.popover.button.addEventListener('click', this._onOpen);
     this._list.addEventListener('click', this._onPick);
     this._list.addEventListener('keydown', this._onKeydown);
     box.addEventListener('change', this._onChatOnly);
@@ -72,6 +86,7 @@ export class AgentPicker implements IDisposable {
     this._list.removeEventListener('click', this._onPick);
     this._list.removeEventListener('keydown', this._onKeydown);
     this._chatOnly.removeEventListener('change', this._onChatOnly);
+    this.popover.button.removeEventListener('click', this._onOpen);
     this.popover.dispose();
   }
 
@@ -100,6 +115,12 @@ export class AgentPicker implements IDisposable {
     ];
     const i = items.indexOf(document.activeElement as HTMLButtonElement);
     items[(i + step + items.length) % items.length]?.focus();
+  };
+
+  private _onOpen = (): void => {
+    if (this.popover.isOpen) {
+      void this._keys.refresh();
+    }
   };
 
   private _onChatOnly = (): void => {
@@ -131,7 +152,7 @@ export class AgentPicker implements IDisposable {
           'aria-checked',
           String(item.dataset.agentId === settings.agentId)
         );
-        item.disabled = isFixed;
+        item.disabled = isFixed || item.dataset.unavailable !== undefined;
       });
     this._chatOnly.checked = settings.chatOnly;
     this._chatOnly.disabled = isFixed;
@@ -152,6 +173,7 @@ export class AgentPicker implements IDisposable {
   private _chatOnly: HTMLInputElement;
   private _hint: HTMLElement;
   private _sandbox: HTMLElement;
+  private _keys: PersonalKeysView;
 }
 
 namespace Private {
@@ -166,6 +188,11 @@ namespace Private {
     item.dataset.agentId = agent.id;
     if (typeof agent.guarded === 'boolean') {
       item.dataset.guarded = String(agent.guarded);
+    }
+    if (typeof agent.unavailable === 'string' && agent.unavailable) {
+      // Listed so that the person learns how to install it; not a choice.
+      item.dataset.unavailable = '';
+      item.setAttribute('aria-disabled', 'true');
     }
     item.append(
       element('span', 'jp-Copilot-AgentLabel', agent.label),

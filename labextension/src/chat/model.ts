@@ -53,11 +53,13 @@ export function initialSettings(
 ): IConversationSettings {
   const agent = preferences?.defaultAgent;
   const mode = preferences?.defaultMode;
+  // An agent the server lists as unavailable (not installed) is never a default.
+  const startable = info.agents.filter(a => !a.unavailable);
   return {
     agentId:
-      (agent && info.agents.some(a => a.id === agent) ? agent : null) ??
+      (agent && startable.some(a => a.id === agent) ? agent : null) ??
       info.defaultAgent ??
-      info.agents[0]?.id ??
+      startable[0]?.id ??
       '',
     chatOnly: false,
     contextRefs: [...(info.defaults?.contextRefs ?? [])],
@@ -84,6 +86,11 @@ export class ChatModel implements IDisposable {
     this._trans = options.trans;
     this._preferences = options.preferences ?? null;
     this._preferences?.changed.connect(this._onPreferences, this);
+  }
+
+  /** The server's API client, for the Agent menu's own requests (personal keys). */
+  get api(): CopilotApi {
+    return this._api;
   }
 
   /** The agents, context references and modes; `null` before they load. */
