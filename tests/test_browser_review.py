@@ -337,8 +337,11 @@ async def screenshots(lab: Lab, name: str) -> None:
     await lab.page.mouse.move(0, 0)
     await lab.screenshot(f"{name}.png")
     await change_theme(lab, "JupyterLab Dark")
+    # JupyterLab shows its splash screen while it changes theme.
+    await lab.page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=30000)
     await lab.screenshot(f"{name}-dark.png")
     await change_theme(lab, "JupyterLab Light")
+    await lab.page.wait_for_selector("#jupyterlab-splash", state="detached", timeout=30000)
 
 
 async def test_the_hunk_buttons_never_cover_a_long_changed_line(
@@ -398,9 +401,7 @@ async def test_decided_parts_are_marked_counted_and_a_drop_can_be_taken_back(
         assert "line-through" in style
         # Keep the first: marked as kept.
         await review.locator(".jp-Copilot-HunkKeep").first.click()
-        await eventually(
-            lambda: _summary_is(review, "1 kept, 1 dropped, 1 to decide"), "the count"
-        )
+        await eventually(lambda: _summary_is(review, "1 kept, 1 dropped, 1 to decide"), "the count")
         kept = review.locator(".cm-deletedChunk[data-decision='keep']")
         assert "Kept" in await kept.locator(".jp-Copilot-HunkState").inner_text()
         assert await review.locator(".cm-line.jp-Copilot-HunkKept").count() == 1

@@ -45,6 +45,11 @@ export class MessagesView extends Panel {
       subtree: true,
       characterData: true
     });
+    // The list also shrinks and grows with what the panel shows above and
+    // below it (an approval card comes or goes, the composer grows): at
+    // the bottom it stays at the bottom, with no change of its own.
+    this._resizes = new ResizeObserver(() => this._stick && this._toBottom());
+    this._resizes.observe(this.node);
   }
 
   /**
@@ -95,6 +100,7 @@ export class MessagesView extends Panel {
       return;
     }
     this._observer.disconnect();
+    this._resizes.disconnect();
     this.node.removeEventListener('scroll', this._onScroll);
     this._turns.forEach(t => t.dispose());
     super.dispose();
@@ -102,8 +108,16 @@ export class MessagesView extends Panel {
 
   private _onScroll = (): void => {
     const n = this.node;
-    this._stick =
-      n.scrollHeight - n.scrollTop - n.clientHeight < Private.STICK_PX;
+    const top = n.scrollTop;
+    if (n.scrollHeight - top - n.clientHeight < Private.STICK_PX) {
+      this._stick = true;
+    } else if (top < this._lastTop) {
+      // Only the person scrolls up. The browser scrolls down by itself when
+      // the list shrinks (scroll anchoring, as a card comes above it): that
+      // must not let go of the bottom.
+      this._stick = false;
+    }
+    this._lastTop = top;
   };
 
   private _toBottom(): void {
@@ -116,7 +130,9 @@ export class MessagesView extends Panel {
   private _empty: Widget;
   private _turns: Private.TurnView[] = [];
   private _observer: MutationObserver;
+  private _resizes: ResizeObserver;
   private _stick = true;
+  private _lastTop = 0;
 }
 
 /**
