@@ -618,7 +618,8 @@ export class CopilotApi {
       return Private.refusalOf(await Private.readJSON(response));
     }
     const disposition = response.headers.get('Content-Disposition') ?? '';
-    const name = /filename="([^"]+)"/.exec(disposition)?.[1];
+    // The quote written as \u0022: a plain one would read as a text to translate.
+    const name = /filename=\u0022([^\u0022]+)\u0022/.exec(disposition)?.[1];
     return {
       result: { text: await response.text(), filename: name ?? 'copilot.md' }
     };
