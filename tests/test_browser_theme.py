@@ -261,3 +261,55 @@ async def test_a_new_approval_card_opens_the_panel_unless_the_person_turned_that
         await lab.page.wait_for_timeout(500)
         assert not await panel.is_visible()
         await allow(jp_fetch, card, turn)
+
+
+# The Attach button and the cell chips: small text (10.8 px to 13 px) a person reads and
+# presses, so WCAG AA for normal text (4.5:1) in both themes.
+CHIPS = [
+    ".jp-Copilot-AttachToggle",
+    ".jp-Copilot-ComposerAttachmentLabel",
+    ".jp-Copilot-Message[data-role=user] .jp-Copilot-AttachmentChip",
+]
+
+
+async def test_the_attach_button_and_the_cell_chips_read_at_aa_in_light_and_dark(
+    lab_server, jp_root_dir: Path
+) -> None:
+    make_notebook(jp_root_dir, "chips.ipynb", ["import math", "print(math.pi)"])
+    async with lab_page(lab_server, width=1280) as lab:
+        await lab.page.set_viewport_size({"width": 1280, "height": 800})
+        chat = Chat(lab)
+        await chat.root.wait_for(state="visible")
+        await lab.open("chips.ipynb")
+        await lab.click_cell("chips.ipynb", 1)
+        await lab.pill_of(1)
+        await chat.choose_agent("scripted", chat_only=True)
+        toggle = lab.page.locator(".jp-Copilot-AttachToggle")
+        await chat.send("Reply with the word received")
+        await chat.idle()
+        for theme in ("JupyterLab Light", "JupyterLab Dark"):
+            await change_theme(lab, theme)
+            await lab.page.wait_for_selector("#jupyterlab-splash", state="detached")
+            # Not attached, then attached: the button in both of its states.
+            if await toggle.get_attribute("aria-pressed") == "true":
+                await toggle.click()
+            await lab.page.mouse.move(0, 0)
+            seen = await lab.page.evaluate(CONTRAST_JS, [CHIPS[0]])
+            assert seen[CHIPS[0]]["contrast"] >= 4.5, (theme, "not attached", seen)
+            await toggle.click()
+            await lab.page.locator(CHIPS[1]).wait_for(state="visible")
+            await lab.page.mouse.move(0, 0)
+            if theme == "JupyterLab Light":
+                # A message sent with the cell attached shows its chip.
+                await chat.send("Reply with the word received")
+                await chat.idle()
+                await toggle.click()
+                await lab.page.locator(CHIPS[1]).wait_for(state="visible")
+            await lab.page.mouse.move(0, 0)
+            seen = await lab.page.evaluate(CONTRAST_JS, CHIPS)
+            for selector in CHIPS:
+                assert seen[selector] is not None, (theme, selector)
+                assert seen[selector]["contrast"] >= 4.5, (theme, selector, seen[selector])
+            name = "copilot-chips" + ("-dark" if "Dark" in theme else "")
+            await lab.screenshot(f"{name}.png")
+        await change_theme(lab, "JupyterLab Light")
