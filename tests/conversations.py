@@ -67,8 +67,12 @@ async def send(
     *,
     page_id: str | None = None,
     attachment: dict[str, str] | None = None,
+    references: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Send a message; every event of the streamed reply (the body ends with the turn)."""
+    body: dict[str, Any] = {"text": text, "pageId": page_id, "attachment": attachment}
+    if references is not None:
+        body["references"] = references
     response = await jp_fetch(
         "copilot",
         "api",
@@ -76,7 +80,7 @@ async def send(
         conversation_id,
         "messages",
         method="POST",
-        body=json.dumps({"text": text, "pageId": page_id, "attachment": attachment}),
+        body=json.dumps(body),
         raise_error=False,
         request_timeout=60,
     )

@@ -72,6 +72,15 @@ def settings(body: dict[str, Any], agent_ids: Iterable[str]) -> Settings:
     )
 
 
+#: The most references one message may carry besides the attached cell.
+MAX_REFERENCES = 8
+#: The largest error a message may carry (name, value and traceback), in UTF-8 bytes; the
+#: panel keeps the traceback within the context budget, this only bounds the request.
+MAX_ERROR_BYTES = 262_144
+#: The longest path of a referenced file, in characters.
+_PATH_CHARS = 4096
+
+
 @dataclass(frozen=True)
 class Message:
     """One message of the person."""
@@ -80,11 +89,84 @@ class Message:
     page_id: str | None
     #: ``{"artifactId", "cellId", "expectedSourceHash"}`` of the attached cell, or ``None``.
     attachment: dict[str, str] | None
+    #: What the person attached with ``@`` or Fix and Explain (docs/protocol.md, "Context
+    #: chips"): ``{"kind": "cell" | "variable" | "file" | "error", ...}``, checked here.
+    references: tuple[dict[str, Any], ...] = ()
+
+
+def _cell_fields(item: dict[str, Any], what: str) -> dict[str, str]:
+    keys = ("artifactId", "cellId", "expectedSourceHash")
+    if not all(isinstance(item.get(k), str) and item[k] for k in keys) or any(
+        len(item[k]) > _ID_CHARS for k in keys
+    ):
+        raise _invalid(f"{what} must hold artifactId, cellId and expectedSourceHash strings.")
+    return {k: item[k] for k in keys}
+
+
+def _string(item: dict[str, Any], key: str, what: str, limit: int) -> str:
+    value = item.get(key)
+    if not isinstance(value, str) or len(value) > limit:
+        raise _invalid(f"{what}: '{key}' must be a string of at most {limit} characters.")
+    return value
+
+
+def reference(item: Any) -> dict[str, Any]:
+    """One item of a message's ``references``, checked; unknown fields are refused."""
+    what = "Each reference"
+    if not isinstance(item, dict):
+        raise _invalid(f"{what} must be an object with a 'kind'.")
+    kind = item.get("kind")
+    if kind == "cell":
+        _only(item, ("kind", "artifactId", "cellId", "expectedSourceHash"))
+        return {"kind": kind, **_cell_fields(item, "A cell reference")}
+    if kind == "variable":
+        _only(item, ("kind", "name"))
+        return {"kind": kind, "name": _string(item, "name", "A variable reference", _ID_CHARS)}
+    if kind == "file":
+        _only(item, ("kind", "path"))
+        path = _string(item, "path", "A file reference", _PATH_CHARS)
+        if not path.strip("/"):
+            raise _invalid("A file reference must name a file.")
+        return {"kind": kind, "path": path}
+    if kind == "error":
+        _only(
+            item,
+            (
+                "kind",
+                "artifactId",
+                "cellId",
+                "expectedSourceHash",
+                "ename",
+                "evalue",
+                "traceback",
+                "omitted",
+            ),
+        )
+        cell = _cell_fields(item, "An error reference")
+        error = {
+            key: _string(item, key, "An error reference", MAX_ERROR_BYTES)
+            for key in ("ename", "evalue", "traceback")
+        }
+        if sum(len(v.encode("utf-8", "surrogatepass")) for v in error.values()) > MAX_ERROR_BYTES:
+            raise Refusal("over-budget", "The attached error is too large to send.")
+        omitted = item.get("omitted")
+        if omitted is not None and not (
+            isinstance(omitted, dict)
+            and set(omitted) <= {"reason", "tracebackBytes", "budgetBytes", "linesOmitted"}
+            and omitted.get("reason") == "over-budget"
+            and all(isinstance(v, int) for k, v in omitted.items() if k != "reason")
+        ):
+            raise _invalid(
+                "An error reference's 'omitted' must be null or "
+                '{"reason": "over-budget", "tracebackBytes", "budgetBytes", "linesOmitted"}.'
+            )
+        return {"kind": kind, **cell, **error, "omitted": omitted}
+    raise _invalid(f"{what}'s 'kind' must be cell, variable, file or error.")
 
 
 def message(body: dict[str, Any]) -> Message:
     """The body of ``POST conversations/<id>/messages``."""
-    _only(body, ("text", "pageId", "attachment"))
+    _only(body, ("text", "pageId", "attachment", "references"))
     text = body.get("text")
     if not isinstance(text, str) or not text.strip():
         raise _invalid("'text' must be a non-empty string.")
@@ -105,7 +187,12 @@ def message(body: dict[str, Any]) -> Message:
             raise _invalid(
                 "'attachment' must be null or {artifactId, cellId, expectedSourceHash} strings."
             )
-    return Message(text, page_id, attachment)
+    references = body.get("references")
+    if references is None:
+        references = []
+    if not isinstance(references, list) or len(references) > MAX_REFERENCES:
+        raise _invalid(f"'references' must be a list of at most {MAX_REFERENCES} items.")
+    return Message(text, page_id, attachment, tuple(reference(r) for r in references))
 
 
 @dataclass(frozen=True)

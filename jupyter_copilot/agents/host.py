@@ -52,6 +52,10 @@ class ConversationsHost:
     limits: Callable[[], TurnLimits] = TurnLimits
     #: How many archived conversations each person keeps, as configured now.
     max_archived: Callable[[], int] = lambda: 50
+    #: The active notebook's kernel variables (``page/kernelvars.py``), for ``@`` references.
+    variables: Any = None
+    #: ``CopilotApp.context_budget_bytes`` now: the largest file or variable a message carries.
+    context_budget: Callable[[], int] = lambda: 8192
     #: Read the PNG and JPEG outputs of one cell live (an attachment's plots, ``images.py``).
     read_images: Callable[[str, str, int], Awaitable[list[dict[str, Any]]]] | None = None
     #: ``CopilotApp.agent_image_max_pixels`` now: the longest side of an image sent.

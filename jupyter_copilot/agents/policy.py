@@ -7,6 +7,7 @@ one context reference is granted. Nothing here looks at the text of the message.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -28,6 +29,10 @@ from acp.schema import (
 MCP_SERVER_NAME = "jupyter-copilot"
 #: The scheme of an attached cell's resource URI.
 CELL_URI_PREFIX = "jupyter-copilot://cell/"
+#: The schemes of the other references a person attaches (docs/protocol.md, "Context chips").
+VARIABLE_URI_PREFIX = "jupyter-copilot://variable/"
+FILE_URI_PREFIX = "jupyter-copilot://file/"
+ERROR_URI_PREFIX = "jupyter-copilot://error/"
 
 
 def client_capabilities() -> ClientCapabilities:
@@ -114,24 +119,86 @@ def mcp_url(*, secure: bool, ip: str, port: int, base_url: str) -> str:
     return f"{'https' if secure else 'http'}://{host}:{port}{base}copilot/mcp"
 
 
-def prompt_blocks(text: str, cell: dict[str, Any] | None, language: str | None) -> list[Any]:
-    """The prompt: the message verbatim, then the attached cell as an embedded resource.
+def prompt_blocks(
+    text: str,
+    cell: dict[str, Any] | None,
+    language: str | None,
+    extra: Sequence[TextResourceContents] = (),
+) -> list[Any]:
+    """The prompt: the message verbatim, then the attached cell as an embedded resource,
+    then the other references the person attached (``extra``), one resource each.
 
     ``cell`` is the live cell (``artifactId``, ``cellId``, ``cellType``, ``source``,
     ``expectedSourceHash``); its source never enters the text block.
     """
     blocks: list[Any] = [TextContentBlock(type="text", text=text)]
-    if cell is not None:
-        mime = "text/markdown" if cell["cellType"] == "markdown" else f"text/x-{language or 'code'}"
-        resource = TextResourceContents(
-            uri=cell_uri(cell["artifactId"], cell["cellId"], cell["expectedSourceHash"]),
-            text=cell["source"],
-            mime_type=mime,
-            field_meta={
-                "cellId": cell["cellId"],
-                "cellType": cell["cellType"],
-                "expectedSourceHash": cell["expectedSourceHash"],
-            },
-        )
+    resources = ([cell_resource(cell, language)] if cell is not None else []) + list(extra)
+    for resource in resources:
         blocks.append(EmbeddedResourceContentBlock(type="resource", resource=resource))
     return blocks
+
+
+def cell_resource(cell: dict[str, Any], language: str | None) -> TextResourceContents:
+    """A live cell as a resource: its source, with its hash in the URI and ``_meta``."""
+    mime = "text/markdown" if cell["cellType"] == "markdown" else f"text/x-{language or 'code'}"
+    return TextResourceContents(
+        uri=cell_uri(cell["artifactId"], cell["cellId"], cell["expectedSourceHash"]),
+        text=cell["source"],
+        mime_type=mime,
+        field_meta={
+            "cellId": cell["cellId"],
+            "cellType": cell["cellType"],
+            "expectedSourceHash": cell["expectedSourceHash"],
+        },
+    )
+
+
+def variable_resource(name: str, description: dict[str, Any]) -> TextResourceContents:
+    """A kernel variable as a resource: what ``notebook_describe_variable`` answers."""
+    return TextResourceContents(
+        uri=f"{VARIABLE_URI_PREFIX}{quote(name, safe='.')}",
+        text=json.dumps(description, ensure_ascii=False),
+        mime_type="application/json",
+        field_meta={"variable": name},
+    )
+
+
+def file_resource(path: str, text: str) -> TextResourceContents:
+    """A file under the server's root as a resource, by its contents-API path."""
+    return TextResourceContents(
+        uri=f"{FILE_URI_PREFIX}{quote(path)}",
+        text=text,
+        mime_type="text/plain",
+        field_meta={"path": path},
+    )
+
+
+def error_text(error: dict[str, Any]) -> str:
+    """An attached error in plain text: name and value, the traceback (as the panel sent it,
+    ANSI codes stripped), and a last line saying what was left out, if anything was."""
+    lines = [f"{error['ename']}: {error['evalue']}"]
+    if error["traceback"]:
+        lines += ["", error["traceback"]]
+    omitted = error.get("omitted")
+    if omitted:
+        lines += [
+            "",
+            f"[{omitted.get('linesOmitted', 0)} traceback lines "
+            f"({omitted.get('tracebackBytes', 0)} bytes in all) were left out to keep within "
+            f"the context budget of {omitted.get('budgetBytes', 0)} bytes.]",
+        ]
+    return "\n".join(lines)
+
+
+def error_resource(error: dict[str, Any]) -> TextResourceContents:
+    """The error a cell's run ended with, as a resource beside the cell's own."""
+    meta: dict[str, Any] = {"cellId": error["cellId"], "ename": error["ename"]}
+    if error.get("omitted"):
+        meta["omitted"] = error["omitted"]
+    return TextResourceContents(
+        uri=f"{ERROR_URI_PREFIX}{quote(error['artifactId'], safe='')}/"
+        f"{quote(error['cellId'], safe='')}",
+        text=error_text(error),
+        mime_type="text/plain",
+        field_meta=meta,
+    )

@@ -15,20 +15,34 @@ from collections.abc import Callable
 from typing import Any
 
 import acp
+from acp.schema import TextResourceContents
 
-from ..protocol.callers import CELL_OUTPUTS
+from ..protocol.callers import CELL_OUTPUTS, KERNEL_VARIABLES
 from ..protocol.refusals import Refusal
-from . import bodies
+from . import bodies, files
 from .conversation import CANCELLED, END_TURN, ERROR, TITLE_CHARS, Conversation, Turn, tokens
 from .host import ConversationsHost
 from .images import MAX_PAGE_IMAGE_CHARS, image_blocks
 from .permissions import AgentModes
-from .policy import prompt_blocks, tools_offered
+from .policy import (
+    cell_resource,
+    error_resource,
+    file_resource,
+    prompt_blocks,
+    tools_offered,
+    variable_resource,
+)
 from .process import AgentExited, AgentStartError
 from .processes import AgentProcesses
 
 #: How long Stop waits for the agent to end its turn before the agent is stopped.
 CANCEL_GRACE_SECONDS = 5.0
+
+
+def _cell_label(cell: dict[str, Any]) -> str:
+    """How the transcript names an attached cell: "Code cell 3"."""
+    label = f"{'Markdown' if cell['cellType'] == 'markdown' else 'Code'} cell"
+    return f"{label} {cell['index'] + 1}" if isinstance(cell.get("index"), int) else label
 
 
 class Turns:
@@ -72,13 +86,18 @@ class Turns:
             cell = await self.host.read_cell(
                 message.attachment["artifactId"], message.attachment["cellId"]
             )
-            label = f"{'Markdown' if cell['cellType'] == 'markdown' else 'Code'} cell"
-            label = f"{label} {cell['index'] + 1}" if isinstance(cell.get("index"), int) else label
+            label = _cell_label(cell)
             images = await self._images(conversation, message.attachment)
+        extra, cells = await self._references(conversation, message, may_read_files)
         if conversation.running is not None:
             raise Refusal(
                 "conversation-busy", "The agent is still replying; stop it or wait for it."
             )
+        if cell is not None:
+            cells = [c for c in cells if c["cellId"] != cell["cellId"]]
+        elif cells:
+            cell = cells.pop(0)
+            label = _cell_label(cell)
         attachment = None if cell is None else {"cellId": cell["cellId"], "label": label}
         turn = Turn(message.text, attachment, self.host.limits())
         turn.images = images
@@ -113,7 +132,8 @@ class Turns:
             turn.notice(conversation.next_notice)
             conversation.next_notice = None
         language = self.host.dispatcher.active_language(conversation.page_id)
-        blocks = prompt_blocks(message.text, cell, language)
+        extra = [cell_resource(c, language) for c in cells] + extra
+        blocks = prompt_blocks(message.text, cell, language, extra)
         if conversation.idle is not None:
             conversation.idle.cancel()
         self.saved(conversation, turn)
@@ -131,6 +151,75 @@ class Turns:
         return await self.host.read_images(
             attachment["artifactId"], attachment["cellId"], MAX_PAGE_IMAGE_CHARS
         )
+
+    async def _references(
+        self, conversation: Conversation, message: bodies.Message, may_read_files: bool
+    ) -> tuple[list[TextResourceContents], list[dict[str, Any]]]:
+        """What the person attached besides the pill, read now and checked against the
+        conversation's grants now (docs/protocol.md, "Context chips"): the resources of
+        variables, files and errors, and the live cells (those of errors first).
+
+        A variable needs ``kernel_variables``, a file needs ``files`` and the person's own
+        right to read, an error needs ``cell_outputs`` to be allowed by the administrator;
+        anything refused refuses the whole message, before anything reaches the agent.
+        """
+        granted = set(conversation.context_refs) & set(self.host.policy().context_refs)
+        budget = self.host.context_budget()
+        resources: list[TextResourceContents] = []
+        cells: list[dict[str, Any]] = []
+        for item in message.references:
+            kind = item["kind"]
+            if kind in ("cell", "error"):
+                if kind == "error" and CELL_OUTPUTS not in self.host.policy().context_refs:
+                    raise Refusal(
+                        "not-permitted",
+                        "Your administrator does not allow cell outputs to reach agents.",
+                    )
+                cell = await self.host.read_cell(item["artifactId"], item["cellId"])
+                if all(c["cellId"] != cell["cellId"] for c in cells):
+                    cells.append(cell)
+                if kind == "error":
+                    size = sum(
+                        len(item[k].encode("utf-8", "surrogatepass"))
+                        for k in ("ename", "evalue", "traceback")
+                    )
+                    if size > budget:
+                        raise Refusal(
+                            "over-budget",
+                            "The attached error is larger than the context budget; it "
+                            "cannot be sent.",
+                        )
+                    resources.append(error_resource(item))
+            elif kind == "variable":
+                if KERNEL_VARIABLES not in granted:
+                    raise Refusal(
+                        "blocked",
+                        "Kernel variables are not allowed in this conversation; check Kernel "
+                        "variables under Context first.",
+                    )
+                if self.host.variables is None:
+                    raise Refusal("no-active-session", "This server has no kernels to read.")
+                description = await self.host.variables.describe(item["name"])
+                resources.append(variable_resource(item["name"], description))
+            else:
+                refusal = files.read_refusal(conversation.chat_only, granted)
+                if refusal is None and not may_read_files:
+                    refusal = Refusal("blocked", "You may not read files on this server.")
+                if refusal is not None:
+                    raise refusal
+                api_path = files.resolve(self.host.cwd, item["path"])
+                files.refuse_notebook(item["path"], api_path)
+                text = await self.host.file_reviews.read(api_path)
+                if text is None:
+                    raise Refusal("invalid-input", "The attached file no longer exists.")
+                if len(text.encode("utf-8", "surrogatepass")) > budget:
+                    raise Refusal(
+                        "over-budget",
+                        "The attached file is larger than the context budget; it cannot be "
+                        "sent. Ask the agent to read it instead.",
+                    )
+                resources.append(file_resource(api_path, text))
+        return resources, cells
 
     async def cancel(self, conversation: Conversation) -> bool:
         """Stop: ask the agent to cancel; stop the agent if it does not within a grace."""

@@ -14,6 +14,7 @@ from ..agents import bodies
 from ..agents.conversation import Conversation
 from ..agents.conversations import Conversations
 from ..agents.filereviews import FileReviews
+from ..protocol.callers import KERNEL_VARIABLES
 from ..protocol.refusals import Refusal
 from .web import CopilotHandler, gated
 
@@ -169,6 +170,36 @@ class MessagesHandler(_ConversationHandler):
 
 class CancelHandler(_ConversationHandler):
     """``POST copilot/api/conversations/<id>/cancel``: Stop."""
+class VariablesHandler(_ConversationHandler):
+    """``GET copilot/api/variables``: the active notebook's variable names, for ``@``."""
+
+    @web.authenticated
+    @authorized("execute")
+    @gated(FEATURE)
+    async def get(self) -> None:
+        """Names, types and shapes of the person's variables, for the composer to offer;
+        what an agent gets of one is read again when the message is sent, under its
+        conversation's grants (docs/protocol.md, "Context chips")."""
+        if KERNEL_VARIABLES not in self.conversations.host.policy().context_refs:
+            raise Refusal(
+                "not-permitted", "Your administrator does not allow kernel variables to be read."
+            )
+        variables = self.conversations.host.variables
+        if variables is None:
+            raise Refusal("no-active-session", "This server has no kernels to read.")
+        listed = await variables.list()
+        keys = ("name", "type", "shape", "length")
+        self.reply(
+            {
+                "variables": [
+                    {k: v[k] for k in keys if k in v}
+                    for v in listed.get("variables", [])
+                    if isinstance(v, dict) and isinstance(v.get("name"), str)
+                ]
+            }
+        )
+
+
 
     @web.authenticated
     @authorized("execute")
@@ -222,5 +253,6 @@ def conversation_routes(
         (one + "/messages", MessagesHandler, kwargs),
         (one + "/cancel", CancelHandler, kwargs),
         (one + "/archive", ArchiveHandler, kwargs),
+        (r"/copilot/api/variables", VariablesHandler, kwargs),
         (r"/copilot/api/file-reviews/(?P<review_id>[0-9a-f]{32})", FileReviewHandler, kwargs),
     ]

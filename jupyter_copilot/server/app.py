@@ -739,6 +739,8 @@ class CopilotApp(ExtensionApp):
             max_archived=lambda: self.agent_max_archived_conversations,
             policy=self.admin_policy.current,
             store=ConversationStore(store_path, self.log),
+            variables=self.mcp_tools.host.variables,
+            context_budget=lambda: self.context_budget_bytes,
             personal_keys=PersonalKeys(self._personal_keys_dir(), self.log),
             allow_personal_models=lambda: self.allow_personal_models,
             limits=lambda: TurnLimits(
