@@ -588,10 +588,14 @@ async def test_reloading_mid_invoke_ends_the_call_at_once_and_shows_nothing(
         call = asyncio.ensure_future(propose(jp_fetch, proposal(cell), "reload-invoke"))
         await eventually(lambda: bridge.holds("request"), "the invoke request")
         started = time.monotonic()
+        ended: list[float] = []
+        call.add_done_callback(lambda _: ended.append(time.monotonic()))
         await _reloaded(lab, jp_fetch)
         status, body = await asyncio.wait_for(call, 10)
         assert (status, body["error"]["code"]) == (504, "timeout")
-        assert time.monotonic() - started < 8  # the page went away: not the page timeout
+        # The page went away: the call ends then, not at the 10 s page timeout. Timed to its
+        # own end, not to the reloaded page's, which a loaded machine takes long to draw.
+        assert ended[0] - started < 8
         await eventually(lambda: _source_is(lab, cell["cellId"], OLD), "the reloaded notebook")
         assert await lab.page.locator(".jp-Copilot-Review").count() == 0
     assert copilot.proposal_tools["notebook_edit_cell"].calls.open_reviews() == []
