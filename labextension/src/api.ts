@@ -368,6 +368,18 @@ export interface IMessageBody {
     cellId: string;
     expectedSourceHash: string;
   } | null;
+  /** The chips added with `@`, Fix or Explain (docs/protocol.md, "Context chips"). */
+  references?: Record<string, unknown>[];
+}
+
+/**
+ * One variable of the active notebook's kernel, as `GET variables` lists it.
+ */
+export interface IVariableInfo {
+  name: string;
+  type: string;
+  shape?: number[];
+  length?: number;
 }
 
 /**
@@ -521,6 +533,19 @@ export class CopilotApi {
       'DELETE',
       `personal-keys/${encodeURIComponent(modelId)}`
     );
+  }
+
+  /**
+   * `GET variables`: the names, types and shapes of the active notebook's
+   * kernel variables, for `@` in the composer. Refusals: `not-permitted`,
+   * `no-active-session`, `kernel-busy`, `unsupported-kernel`, `timeout`.
+   */
+  async variables(): Promise<Outcome<IVariableInfo[]>> {
+    const reply = await this._json<{ variables?: IVariableInfo[] }>(
+      'GET',
+      'variables'
+    );
+    return reply.error ? reply : { result: reply.result.variables ?? [] };
   }
 
   /**

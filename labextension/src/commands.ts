@@ -36,6 +36,15 @@ export namespace CommandIDs {
 
   /** Move to the next open review of the current notebook. */
   export const nextReview = 'jupyter-copilot:next-review';
+
+  /**
+   * Attach a cell and its error to a new message asking for a fix;
+   * `{path?, cellId?}` names the cell.
+   */
+  export const fixError = 'jupyter-copilot:fix-error';
+
+  /** The same, asking for an explanation. */
+  export const explainError = 'jupyter-copilot:explain-error';
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   ISelectedCellValue,
   IViewStateValue
 } from './api';
+import type { ITracebackOmitted } from './tracebacks';
 
 /**
  * What the side panel shows of the context an agent would get, fetched
@@ -114,6 +115,46 @@ export class ContextModel implements IDisposable {
   }
 
   /**
+   * The chips the person added with `@`, Fix or Explain, in the order
+   * added; they go with the next message (docs/protocol.md, "Context chips").
+   */
+  get references(): readonly ContextModel.IReference[] {
+    return this._references;
+  }
+
+  /**
+   * Emitted when a chip is added or removed.
+   */
+  get referencesChanged(): ISignal<this, void> {
+    return this._referencesChanged;
+  }
+
+  /**
+   * Add a chip; one that names the same thing replaces the earlier one.
+   */
+  addReference(reference: ContextModel.IReference): void {
+    const key = referenceKey(reference);
+    this._references = [
+      ...this._references.filter(r => referenceKey(r) !== key),
+      reference
+    ];
+    this._referencesChanged.emit();
+  }
+
+  /**
+   * Remove the chips for which `drop` holds.
+   */
+  removeReferences(
+    drop: (reference: ContextModel.IReference) => boolean
+  ): void {
+    const kept = this._references.filter(r => !drop(r));
+    if (kept.length !== this._references.length) {
+      this._references = kept;
+      this._referencesChanged.emit();
+    }
+  }
+
+  /**
    * Stop refreshing and drop the signal connections.
    */
   dispose(): void {
@@ -198,6 +239,8 @@ export class ContextModel implements IDisposable {
   private _refresher = new Debouncer(() => this.refresh(), 150);
   private _isDisposed = false;
   private _changed = new Signal<this, void>(this);
+  private _references: readonly ContextModel.IReference[] = [];
+  private _referencesChanged = new Signal<this, void>(this);
   private _attachmentChanged = new Signal<
     this,
     ContextModel.IAttachment | null
@@ -253,6 +296,48 @@ export namespace ContextModel {
     cellId: string;
     expectedSourceHash: string;
   }
+
+  /**
+   * A chip the person added, as the server takes it in a message's
+   * `references`, with the label the chip shows.
+   */
+  export type IReference = { label: string } & (
+    | ({ kind: 'cell' } & IAttachment)
+    | { kind: 'variable'; name: string }
+    | { kind: 'file'; path: string }
+    | ({
+        kind: 'error';
+        ename: string;
+        evalue: string;
+        traceback: string;
+        omitted: ITracebackOmitted | null;
+      } & IAttachment)
+  );
+}
+
+/**
+ * What names the thing a chip stands for: two chips with the same key are one.
+ */
+export function referenceKey(reference: ContextModel.IReference): string {
+  switch (reference.kind) {
+    case 'variable':
+      return `variable:${reference.name}`;
+    case 'file':
+      return `file:${reference.path}`;
+    default:
+      return `${reference.kind}:${reference.artifactId}:${reference.cellId}`;
+  }
+}
+
+/**
+ * A chip as a message carries it: everything but its label.
+ */
+export function wireReference(
+  reference: ContextModel.IReference
+): Record<string, unknown> {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  const { label, ...wire } = reference;
+  return wire;
 }
 
 namespace Private {

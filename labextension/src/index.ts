@@ -22,6 +22,7 @@ import { UUID } from '@lumino/coreutils';
 
 import { Actions, CopilotApi } from './api';
 import { Bridge } from './bridge';
+import { addErrorCommands, ErrorActions } from './erroractions';
 import { hasEndedReviews } from './changes/reloaded';
 import { addCommands } from './commands';
 import { BridgeHandle, ReviewsHandle } from './handles';
@@ -237,6 +238,8 @@ namespace Private {
     app.shell.add(panel, 'right', { rank: 600 });
     options.restorer?.add(panel, CopilotPanel.ID);
     addCommands(app, panel, notebooks, palette, trans);
+    addErrorCommands(app, panel, notebooks, bridge, trans);
+    new ErrorActions({ notebooks, commands: app.commands, trans });
     // A card or a file review for the parts: the bridge holds it until they
     // are loaded and connected.
     bridge.held.connect(() => void loadParts().catch(() => undefined));

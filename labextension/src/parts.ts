@@ -15,6 +15,7 @@ import { ApprovalsView } from './approvals/view';
 import type { Bridge } from './bridge';
 import { ArchiveModel } from './chat/archive';
 import { ChatModel } from './chat/model';
+import { MentionSource } from './chat/mentionsource';
 import type { ChatView } from './chat/view';
 import { rememberOpen, takeEndedReviews } from './changes/reloaded';
 import { ChangesView } from './changes/view';
@@ -173,7 +174,14 @@ export function buildParts(options: IPartsOptions): IPanelParts {
           cellLabel,
           cellLinks: cellLinks(app.shell, notebooks),
           rendermime: options.rendermime,
-          trans
+          trans,
+          mentions: new MentionSource({
+            notebooks,
+            context,
+            api,
+            contents: app.serviceManager.contents,
+            trans
+          })
         });
         conversation.addWidget(chatView);
         return chatView;

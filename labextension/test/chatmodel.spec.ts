@@ -77,7 +77,9 @@ function model(
   });
   const context = {
     attachment: null,
-    detach: () => undefined
+    detach: () => undefined,
+    references: [],
+    removeReferences: () => undefined
   } as unknown as ContextModel;
   const chat = new ChatModel({
     pageId: 'p',

@@ -8,7 +8,8 @@ a command line of its own (tests/conversations.py).
 Commands: ``reply <text>``; ``Reply with the word <w>``; ``stream <n>``; ``slow`` (waits for
 Stop); ``stubborn`` (ignores Stop); ``crash``; ``permission``;
 ``permission-kind <kind> [title]``; ``permission-flood <n>``;
-``mcp <tool> <json>``; ``edit-selected <json string>``; ``read <path>``;
+``mcp <tool> <json>``; ``edit-selected <json string>``; ``Fix ...`` (proposes the
+attached cell with ``1/0`` made ``1/1``); ``read <path>``;
 ``write <path> <json string>``; ``shell <command line>``;
 ``terminal <json {command, args, env, cwd}>``; ``switch-mode <id>``;
 ``tool-call <json {title, error}>`` (reports a tool call of its own that failed);
@@ -39,6 +40,7 @@ import signal
 import subprocess
 import sys
 from typing import Any
+from urllib.parse import parse_qs, unquote
 
 import acp
 import httpx2 as httpx
@@ -336,6 +338,9 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
         elif word == "mcp":
             tool, _, args = rest.partition(" ")
             await self.tool(session_id, tool, json.loads(args or "{}"))
+        elif word == "Fix":
+            # Fix and Explain's prompt: propose the attached cell with `1/0` made `1/1`.
+            await self.fix_attached(session_id, blocks)
         elif word == "edit-selected":
             read = await self.tool(session_id, "notebook_read_selected_cell", {})
             cell = (read or {}).get("cell") or {}
@@ -369,6 +374,30 @@ class ScriptedAgent(acp.Agent):  # type: ignore[misc]
         else:
             await say("unknown command")
         return PromptResponse(stop_reason="end_turn")
+
+    async def fix_attached(self, session_id: str, blocks: list[dict[str, Any]]) -> None:
+        """Propose an edit of the cell attached to the prompt, as a model fixing it would."""
+        for block in blocks[1:]:
+            resource = block.get("resource") or {}
+            uri = str(resource.get("uri", ""))
+            if not uri.startswith("jupyter-copilot://cell/"):
+                continue
+            path, _, query = uri.removeprefix("jupyter-copilot://cell/").partition("?")
+            artifact, _, cell = path.partition("/")
+            await self.tool(
+                session_id,
+                "notebook_edit_cell",
+                {
+                    "artifactId": unquote(artifact),
+                    "cellId": unquote(cell),
+                    "expectedSourceHash": parse_qs(query)["expectedSourceHash"][0],
+                    "newSource": str(resource.get("text", "")).replace("1/0", "1/1"),
+                },
+            )
+            return
+        await self.conn.session_update(
+            session_id, acp.update_agent_message_text("no attached cell to fix")
+        )
 
     async def client_call(self, say: Any, what: str, call: Any) -> Any:
         """Ask the client for one of its powers; record and say the answer or the refusal."""

@@ -6,13 +6,19 @@ import { addIcon, closeIcon, stopIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
 import type { ContextModel } from '../contextmodel';
+import { referenceKey } from '../contextmodel';
 import { APPROVAL_MODES } from '../generated/vocabulary.js';
 import { oneOf } from '../protocol';
 import { element, iconButton, styledButton } from '../dom';
 import type { ICellLinks } from '../reveal';
 import type { ChatModel } from './model';
+
+import '../../style/mentions.css';
 import { AgentPicker } from './agentpicker';
+import type { MentionKind } from './mentions';
 import { ContextPicker } from './contextpicker';
+import { MentionMenu } from './mentionmenu';
+import type { MentionSource } from './mentionsource';
 
 /**
  * Where the person writes: the attached cell `.jp-Copilot-ComposerAttachment`,
@@ -53,6 +59,7 @@ export class Composer extends Widget {
       trans.__('Detach this cell')
     );
     this._chip.append(this._chipLabel, detach);
+    this._chips = element('div', 'jp-Copilot-ComposerReferences');
     this._input = document.createElement('textarea');
     this._input.rows = 2;
     this._input.setAttribute('aria-label', trans.__('Message to the agent'));
@@ -96,7 +103,14 @@ export class Composer extends Widget {
       sending
     );
     const box = element('div', 'jp-Copilot-ComposerBox');
-    box.append(this._chip, this._input, bar);
+    this._mentions = new MentionMenu({
+      input: this._input,
+      source: options.mentions ?? null,
+      kinds: () => this._mentionKinds(),
+      onPick: reference => this._context.addReference(reference),
+      trans
+    });
+    box.append(this._mentions.node, this._chip, this._chips, this._input, bar);
     this.node.append(
       this._agent.popover.node,
       this._contextPicker.popover.node,
@@ -113,8 +127,10 @@ export class Composer extends Widget {
     this._mode.addEventListener('change', this._onMode);
     this._model.changed.connect(this._render, this);
     this._context.attachmentChanged.connect(this._renderChip, this);
+    this._context.referencesChanged.connect(this._renderReferences, this);
     this._render();
     this._renderChip();
+    this._renderReferences();
   }
 
   /** The text being written. */
@@ -148,12 +164,18 @@ export class Composer extends Widget {
     }
     this._model.changed.disconnect(this._render, this);
     this._context.attachmentChanged.disconnect(this._renderChip, this);
+    this._context.referencesChanged.disconnect(this._renderReferences, this);
+    this._mentions.dispose();
     this._agent.dispose();
     this._contextPicker.dispose();
     super.dispose();
   }
 
   private _onKeydown = (event: KeyboardEvent): void => {
+    // The `@` menu, when open, takes the arrows, Enter, Tab and Escape.
+    if (this._mentions.handleKey(event)) {
+      return;
+    }
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
       this._onSend();
@@ -201,8 +223,31 @@ export class Composer extends Widget {
     );
   }
 
+  /**
+   * The kinds `@` offers in this conversation: cells always, files and
+   * variables only while their context reference is granted.
+   */
+  private _mentionKinds(): Set<MentionKind> {
+    const s = this._model.settings;
+    const kinds = new Set<MentionKind>(['cell']);
+    if (!s.chatOnly && s.contextRefs.includes('kernel_variables')) {
+      kinds.add('variable');
+    }
+    if (!s.chatOnly && s.contextRefs.includes('files')) {
+      kinds.add('file');
+    }
+    return kinds;
+  }
+
   private _render(): void {
     const m = this._model;
+    // A chip whose grant was withdrawn goes: the server would refuse it.
+    const kinds = this._mentionKinds();
+    this._context.removeReferences(
+      r =>
+        (r.kind === 'variable' && !kinds.has('variable')) ||
+        (r.kind === 'file' && !kinds.has('file'))
+    );
     this.node.dataset.state = m.isRunning ? 'running' : 'idle';
     this._notice.textContent = m.notice;
     this._notice.hidden = !m.notice;
@@ -243,8 +288,42 @@ export class Composer extends Widget {
     }
   }
 
+  private _renderReferences(): void {
+    const chips = this._context.references.map(reference => {
+      const chip = element(
+        'span',
+        'jp-Copilot-ComposerAttachment jp-Copilot-ReferenceChip'
+      );
+      chip.dataset.kind = reference.kind;
+      chip.dataset.key = referenceKey(reference);
+      chip.title = Private.chipTitle(reference, this._trans);
+      const label = element(
+        'span',
+        'jp-Copilot-ReferenceLabel',
+        reference.kind === 'variable' || reference.kind === 'file'
+          ? `@${reference.label}`
+          : reference.label
+      );
+      const remove = iconButton(
+        'jp-Copilot-ReferenceRemove',
+        closeIcon,
+        this._trans.__('Remove %1', reference.label)
+      );
+      remove.addEventListener('click', () => {
+        this._context.removeReferences(r => r === reference);
+        this._input.focus();
+      });
+      chip.append(label, remove);
+      return chip;
+    });
+    this._chips.replaceChildren(...chips);
+    this._chips.hidden = chips.length === 0;
+  }
+
   private _model: ChatModel;
   private _trans: TranslationBundle;
+  private _chips: HTMLElement;
+  private _mentions: MentionMenu;
   private _context: ContextModel;
   private _cellLabel: (a: ContextModel.IAttachment) => string;
   private _onNew: () => void;
@@ -279,5 +358,39 @@ export namespace Composer {
     trans: TranslationBundle;
     /** What the `+` button does. */
     onNewConversation: () => void;
+    /** What `@` offers; none: `@` is plain text. */
+    mentions?: MentionSource | null;
+  }
+}
+
+namespace Private {
+  /**
+   * What a chip's tooltip says goes with the message.
+   */
+  export function chipTitle(
+    reference: ContextModel.IReference,
+    trans: TranslationBundle
+  ): string {
+    switch (reference.kind) {
+      case 'variable':
+        return trans.__(
+          'A description of the variable %1 (type, shape, first rows) goes with your next message.',
+          reference.name
+        );
+      case 'file':
+        return trans.__(
+          'The text of %1 goes with your next message.',
+          reference.path
+        );
+      case 'error':
+        return trans.__(
+          'This cell and its error (%1) go with your next message. The agent may propose an edit to it.',
+          reference.ename
+        );
+      default:
+        return trans.__(
+          'This cell goes with your next message. The agent may read it and propose an edit to it.'
+        );
+    }
   }
 }

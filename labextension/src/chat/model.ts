@@ -6,6 +6,7 @@ import { IDisposable } from '@lumino/disposable';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import type { ContextModel } from '../contextmodel';
+import { wireReference } from '../contextmodel';
 import type { Preferences } from '../preferences';
 import {
   ClientCodes,
@@ -13,6 +14,7 @@ import {
   IAgentsInfo,
   IConversation,
   IConversationSettings,
+  IMessageBody,
   IRefusal,
   Outcome
 } from '../api';
@@ -199,16 +201,22 @@ export class ChatModel implements IDisposable {
     const gen = this._generation;
     const current = () => gen === this._generation;
     const attachment = this._context.attachment;
-    const cell = attachment && {
-      cellId: attachment.cellId,
-      label: this._cellLabel(attachment)
-    };
+    const references = this._context.references;
+    // The transcript names the attached cell, else the first cell a chip names.
+    const chipCell = references.find(
+      r => r.kind === 'cell' || r.kind === 'error'
+    );
+    const cell = attachment
+      ? { cellId: attachment.cellId, label: this._cellLabel(attachment) }
+      : chipCell && 'cellId' in chipCell
+        ? { cellId: chipCell.cellId, label: chipCell.label }
+        : null;
     this._turns = [...this._turns, startTurn({ text, attachment: cell })];
     const index = this._turns.length - 1;
     this._running = true;
     this._setNotice('');
     this._turnChanged.emit(index);
-    const sent = await this._sendMessage(text, attachment);
+    const sent = await this._sendMessage(text, attachment, references);
     if (sent.error) {
       if (current()) {
         this._turns = this._turns.slice(0, index);
@@ -222,6 +230,7 @@ export class ChatModel implements IDisposable {
     if (this._context.attachment === attachment) {
       this._context.detach();
     }
+    this._context.removeReferences(r => references.includes(r));
     const accepted = this._conversation;
     if (current() && accepted && accepted.title === null) {
       this._conversation = { ...accepted, title: conversationTitle(text) };
@@ -395,7 +404,8 @@ export class ChatModel implements IDisposable {
    */
   private async _sendMessage(
     text: string,
-    attachment: ContextModel.IAttachment | null
+    attachment: ContextModel.IAttachment | null,
+    references: readonly ContextModel.IReference[] = []
   ): Promise<Outcome<Response>> {
     if (!this._conversation) {
       let created = await this._api.createConversation(this._settings);
@@ -415,7 +425,10 @@ export class ChatModel implements IDisposable {
       this._conversation ??= created.result;
     }
     this._abort = new AbortController();
-    const body = { text, pageId: this._pageId, attachment };
+    const body: IMessageBody = { text, pageId: this._pageId, attachment };
+    if (references.length > 0) {
+      body.references = references.map(wireReference);
+    }
     return this._api.sendMessage(
       this._conversation.id,
       body,

@@ -15,6 +15,7 @@ import { Visible } from '../visible';
 import type { ArchiveModel } from './archive';
 import { ArchiveListView } from './archiveview';
 import { Composer } from './composer';
+import type { MentionSource } from './mentionsource';
 import { MessagesView } from './messages';
 import type { ChatModel } from './model';
 
@@ -68,7 +69,8 @@ export class ChatView extends Panel {
       cellLabel: options.cellLabel,
       cellLinks: options.cellLinks,
       trans,
-      onNewConversation: () => void this.newConversation()
+      onNewConversation: () => void this.newConversation(),
+      mentions: options.mentions ?? null
     });
     for (const w of [
       this._messages,
@@ -253,5 +255,7 @@ export namespace ChatView {
     rendermime: IRenderMimeRegistry | null;
     /** The words of the panel, in the person's language. */
     trans: TranslationBundle;
+    /** What `@` in the composer offers; none: `@` is plain text. */
+    mentions?: MentionSource | null;
   }
 }
