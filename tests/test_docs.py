@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +22,10 @@ from typing import Any
 
 import pytest
 import yaml
-from traitlets.config import Config
+from traitlets.config import Application, Config
 
+from jupyter_copilot.agents.catalog import FromEnv
+from jupyter_copilot.agents.models import parse_model
 from jupyter_copilot.server.app import CopilotApp
 
 from .docsandbox import Sandbox, require_namespaces
@@ -47,6 +50,10 @@ RUN_HERE = {
     "mkdir -p /usr/local/share/jupyter/copilot/skills/team-conventions": (
         "test_admin_skill_install"
     ),
+    # The README's "Use your own model": its settings, not Ollama or a paid endpoint (the
+    # server side is tests/test_readme_models.py and tests/test_model_config.py).
+    "ollama pull qwen2.5-coder:7b": "test_readme_use_your_own_model",
+    "export OPENAI_API_KEY=sk-...": "test_readme_use_your_own_model",
 }
 
 
@@ -125,6 +132,8 @@ def test_every_shell_command_in_the_docs_is_run_by_ci_or_by_a_test_here() -> Non
 def test_the_quick_start_commands_are_the_ones_ci_runs() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    # Its "Use your own model" needs a model: test_readme_use_your_own_model.
+    quick = quick.split("\n### Use your own model", 1)[0]
     found = [c for b in FENCE.findall(quick) if b[0] == "bash" for c in commands(b[1])]
     assert found == [
         'pip install ".[demo]" && jupyter lab --allow-root binder/demo.ipynb',
@@ -134,6 +143,27 @@ def test_the_quick_start_commands_are_the_ones_ci_runs() -> None:
     start = re.search(r"urlpath=([^)\s`&\"]+)", quick)
     assert start is not None and start.group(1) == "lab/tree/binder/demo.ipynb"
     assert (REPO / start.group(1).removeprefix("lab/tree/")).is_file()
+
+
+def test_readme_use_your_own_model() -> None:
+    """Ollama's models need no setting (discovery is on by default at Ollama's own port);
+    the key command's setting, as the command line reads it, is the model agent it names,
+    with the key read from the variable the first command exports."""
+    ollama = commands(block_starting("ollama pull qwen2.5-coder:7b").text)
+    assert ollama[1] == "jupyter lab --allow-root binder/demo.ipynb"
+    assert CopilotApp.discover_models.default_value is None
+    assert CopilotApp.ollama_url.default_value == "http://127.0.0.1:11434"
+    export, lab = commands(block_starting("export OPENAI_API_KEY=sk-...").text)
+    words = shlex.split(lab)
+    assert words[:4] == ["jupyter", "lab", "--allow-root", "binder/demo.ipynb"]
+    [setting] = words[4:]
+    app = Application(classes=[CopilotApp])  # type: ignore[call-arg]
+    app.parse_command_line([setting])
+    models = CopilotApp(config=app.config).models
+    [(model_id, entry)] = models.items()
+    spec = parse_model(model_id, entry)
+    assert spec.env["COPILOT_MODEL_API_KEY"] == FromEnv(export.split()[1].split("=")[0])
+    assert spec.env["COPILOT_MODEL_PROVIDER"] == "openai-compatible"
 
 
 # -- the system-wide commands, in a sandbox ------------------------------------------------------
