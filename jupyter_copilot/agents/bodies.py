@@ -89,7 +89,7 @@ class Message:
     page_id: str | None
     #: ``{"artifactId", "cellId", "expectedSourceHash"}`` of the attached cell, or ``None``.
     attachment: dict[str, str] | None
-    #: What the person attached with ``@`` or Fix and Explain (docs/protocol.md, "Context
+    #: What the person attached with ``@`` or Fix and Explain (docs/conversations.md, "Context
     #: chips"): ``{"kind": "cell" | "variable" | "file" | "error", ...}``, checked here.
     references: tuple[dict[str, Any], ...] = ()
 

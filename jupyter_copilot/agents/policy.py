@@ -1,8 +1,9 @@
 """What a conversation gives its agent: pure decisions, no I/O.
 
-The agent gets the person's message verbatim and, if attached, one cell as an explicit
-resource. It gets our MCP endpoint only when the conversation is not Chat-only and at least
-one context reference is granted. Nothing here looks at the text of the message.
+The agent gets the person's message verbatim and, as explicit resources, the cell and the
+other chips (variables, files, a cell's error) the person attached. It gets our MCP endpoint
+only when the conversation is not Chat-only and at least one context reference is granted.
+Nothing here looks at the text of the message.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from acp.schema import (
 MCP_SERVER_NAME = "jupyter-copilot"
 #: The scheme of an attached cell's resource URI.
 CELL_URI_PREFIX = "jupyter-copilot://cell/"
-#: The schemes of the other references a person attaches (docs/protocol.md, "Context chips").
+#: The schemes of the other references a person attaches (docs/conversations.md, "Context chips").
 VARIABLE_URI_PREFIX = "jupyter-copilot://variable/"
 FILE_URI_PREFIX = "jupyter-copilot://file/"
 ERROR_URI_PREFIX = "jupyter-copilot://error/"

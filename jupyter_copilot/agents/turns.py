@@ -156,7 +156,7 @@ class Turns:
         self, conversation: Conversation, message: bodies.Message, may_read_files: bool
     ) -> tuple[list[TextResourceContents], list[dict[str, Any]]]:
         """What the person attached besides the pill, read now and checked against the
-        conversation's grants now (docs/protocol.md, "Context chips"): the resources of
+        conversation's grants now (docs/conversations.md, "Context chips"): the resources of
         variables, files and errors, and the live cells (those of errors first).
 
         A variable needs ``kernel_variables``, a file needs ``files`` and the person's own

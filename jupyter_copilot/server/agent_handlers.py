@@ -76,6 +76,8 @@ class PersonalKeyHandler(_ConversationHandler):
     def delete(self, model_id: str) -> None:
         """Forget the key."""
         self.reply(self.conversations.remove_personal_key(self.principal, model_id))
+
+
 class ConversationsHandler(_ConversationHandler):
     """``GET``/``POST copilot/api/conversations``: list and create."""
 
@@ -168,8 +170,6 @@ class MessagesHandler(_ConversationHandler):
         self.finish()
 
 
-class CancelHandler(_ConversationHandler):
-    """``POST copilot/api/conversations/<id>/cancel``: Stop."""
 class VariablesHandler(_ConversationHandler):
     """``GET copilot/api/variables``: the active notebook's variable names, for ``@``."""
 
@@ -179,7 +179,7 @@ class VariablesHandler(_ConversationHandler):
     async def get(self) -> None:
         """Names, types and shapes of the person's variables, for the composer to offer;
         what an agent gets of one is read again when the message is sent, under its
-        conversation's grants (docs/protocol.md, "Context chips")."""
+        conversation's grants (docs/conversations.md, "Context chips")."""
         if KERNEL_VARIABLES not in self.conversations.host.policy().context_refs:
             raise Refusal(
                 "not-permitted", "Your administrator does not allow kernel variables to be read."
@@ -200,6 +200,8 @@ class VariablesHandler(_ConversationHandler):
         )
 
 
+class CancelHandler(_ConversationHandler):
+    """``POST copilot/api/conversations/<id>/cancel``: Stop."""
 
     @web.authenticated
     @authorized("execute")
@@ -251,8 +253,8 @@ def conversation_routes(
         (r"/copilot/api/conversations", ConversationsHandler, kwargs),
         (one, ConversationHandler, kwargs),
         (one + "/messages", MessagesHandler, kwargs),
+        (r"/copilot/api/variables", VariablesHandler, kwargs),
         (one + "/cancel", CancelHandler, kwargs),
         (one + "/archive", ArchiveHandler, kwargs),
-        (r"/copilot/api/variables", VariablesHandler, kwargs),
         (r"/copilot/api/file-reviews/(?P<review_id>[0-9a-f]{32})", FileReviewHandler, kwargs),
     ]

@@ -368,7 +368,7 @@ export interface IMessageBody {
     cellId: string;
     expectedSourceHash: string;
   } | null;
-  /** The chips added with `@`, Fix or Explain (docs/protocol.md, "Context chips"). */
+  /** The chips added with `@`, Fix or Explain (docs/conversations.md, "Context chips"). */
   references?: Record<string, unknown>[];
 }
 

@@ -116,7 +116,7 @@ export class ContextModel implements IDisposable {
 
   /**
    * The chips the person added with `@`, Fix or Explain, in the order
-   * added; they go with the next message (docs/protocol.md, "Context chips").
+   * added; they go with the next message (docs/conversations.md, "Context chips").
    */
   get references(): readonly ContextModel.IReference[] {
     return this._references;

@@ -21,7 +21,7 @@ export interface IMentionOffer extends IMention {
  * What `@` can offer now: the cells of the active notebook, the files of
  * its folder, the variables of its kernel. It offers only the kinds it is
  * asked for; the composer asks for files and variables only when the
- * conversation grants them (docs/protocol.md, "Context chips").
+ * conversation grants them (docs/conversations.md, "Context chips").
  */
 export class MentionSource {
   /**
