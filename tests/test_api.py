@@ -135,9 +135,9 @@ def test_every_handler_verb_requires_authentication(copilot) -> None:
             )
             assert getattr(handler, "auth_resource", None) == "copilot"
     # 9 before conversations; agents 1, personal keys 3 (GET, PUT, DELETE), conversations 2,
-    # one conversation 3 (GET, PATCH, DELETE), messages, cancel, archive, file reviews,
-    # export and resume 1 each.
-    assert checked == 24
+    # one conversation 3 (GET, PATCH, DELETE), messages, variables, cancel, archive, file
+    # reviews, export and resume 1 each.
+    assert checked == 25
 
 
 def test_handlers_get_their_collaborators_not_the_app(copilot) -> None:

@@ -178,3 +178,18 @@ async def test_malformed_chips_are_invalid_input_and_nothing_reaches_the_agent(
     status, answer = await message(jp_fetch, conversation, references=references)
     assert (status, answer["error"]["code"]) == (400, "invalid-input")
     assert agent_log(log) == []
+
+
+@pytest.mark.parametrize(
+    "copilot_config", [{"allowed_context_refs": ["selected_cell"]}], indirect=True
+)
+async def test_the_variable_list_is_not_permitted_when_kernel_variables_are_not_allowed(
+    jp_fetch: Any,
+) -> None:
+    status, answer = await api(jp_fetch, "variables")
+    assert (status, answer["error"]["code"]) == (403, "not-permitted")
+
+
+async def test_the_variable_list_needs_an_active_notebook(jp_fetch: Any) -> None:
+    status, answer = await api(jp_fetch, "variables")
+    assert (status, answer["error"]["code"]) == (404, "no-active-page")
