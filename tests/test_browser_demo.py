@@ -65,7 +65,7 @@ PILL_LABEL = "Selected python cell"
 PILL_LINES = "15 lines"
 CHIP = "Code cell 4"
 MODE = "Ask before edits"
-TOOL = "notebook_edit_cell"
+TOOL = "Propose a whole-cell edit"
 OPERATION = "Whole-cell diff, reviewed before anything changes"
 TARGET = "Cell 4 of 12 in demo.ipynb"
 REVIEW_LABEL = "Proposed by a Copilot tool"
@@ -324,12 +324,15 @@ async def test_the_walkthrough_a_new_cell_then_a_run_after_allow(
 
         # A new cell: a card, then a pending cell; the notebook's cells change only at Keep.
         says(demo, "send add a note that describes this cell and press Allow once on the card")
-        says(demo, "(notebook_insert_cell)", f"{PENDING_LABEL}. It is not in the notebook yet")
+        says(demo, "(Propose a new cell, After cell 4 of 12 in demo.ipynb)")
+        says(demo, f"{PENDING_LABEL}. It is not in the notebook yet")
         await attach(lab, FUNCTIONS)
         await chat.send("add a note that describes this cell")
         await card(lab).wait_for(state="visible", timeout=30000)
         tool = card(lab).locator(".jp-Copilot-ApprovalTool")
-        assert await tool.inner_text() == "notebook_insert_cell"
+        assert await tool.inner_text() == "Propose a new cell"
+        target = card(lab).locator(".jp-Copilot-ApprovalTarget")
+        assert await target.inner_text() == "After cell 4 of 12 in demo.ipynb"
         await card(lab).locator(".jp-Copilot-ApprovalAllow").click()
         pending = lab.notebook(NOTEBOOK).locator(".jp-Cell").nth(FUNCTIONS)
         pending = pending.locator(".jp-Copilot-PendingCell")
@@ -357,20 +360,21 @@ async def test_the_walkthrough_a_new_cell_then_a_run_after_allow(
 
         # A run: the person runs the imports, the agent asks to run the loading cell.
         says(demo, "run the imports cell yourself (Shift+Enter)", "send run this cell")
-        says(demo, "notebook_run_cell, Cell 3 of 12 in demo.ipynb (a link to the cell)")
-        says(demo, "Runs the source sha256:… that the agent read", "in every mode")
+        says(demo, "Ask to run a cell, Cell 3 of 12 in demo.ipynb (a link to the cell)")
+        says(demo, "Runs the cell as the agent read it", "in every mode")
         await run_cell(lab, IMPORTS)
         await attach(lab, LOAD)
         await chat.send("run this cell")
         run = lab.page.locator(".jp-Copilot-Approval[data-kind='run']")
         await run.wait_for(state="visible", timeout=30000)
-        assert await run.locator(".jp-Copilot-ApprovalTool").inner_text() == "notebook_run_cell"
+        assert await run.locator(".jp-Copilot-ApprovalTool").inner_text() == "Ask to run a cell"
         target = run.locator(".jp-Copilot-ApprovalTarget")
         assert await target.inner_text() == "Cell 3 of 12 in demo.ipynb"
         line = await run.locator(".jp-Copilot-ApprovalSource").inner_text()
-        assert line.startswith("Runs the source sha256:") and line.endswith("that the agent read")
+        assert line == "Runs the cell as the agent read it"
         assert await execution_count(lab, load) is None
-        says(demo, "Type in the cell first, and the card says The cell changed since the agent")
+        says(demo, "Type in the cell while the card waits, and the card warns at once")
+        says(demo, "The cell changed while this card waited: it will not run.")
         says(demo, "After Allow once the cell runs in the notebook's kernel")
         await run.locator(".jp-Copilot-ApprovalAllow").click()
         await chat.idle()
@@ -490,6 +494,10 @@ async def test_the_walkthrough_when_the_cell_changes_under_a_proposal(
         await chat.idle()
         text = await reply(chat)
         assert "This conversation is in Plan mode, so I can only suggest." in text
+        says(demo, "its tool call says Not done: this conversation is in Plan mode")
+        says(demo, "a notice, not an error")
+        notice = chat.messages("agent").last.locator(".jp-Copilot-ToolCardError")
+        assert (await notice.inner_text()).startswith("Not done: this conversation is in Plan mode")
         assert " ".join(rules.sort_imports(noted).split()) in text  # type: ignore[union-attr]
         assert await card(lab).count() == 0 and await review(lab).count() == 0
         assert await model_source(lab, cell) == noted
@@ -510,8 +518,11 @@ async def test_the_walkthrough_when_the_cell_changes_under_a_proposal(
 
         # Chat only, in a new conversation: explain works, edits do not.
         says(demo, "start a new conversation with +", "tick Chat only", NO_TOOLS_CLAIM)
+        says(demo, "Chat only shows on the agent button while it is on")
         await lab.page.locator(".jp-Copilot-NewConversation").click()
         await chat.choose_agent("demo", chat_only=True)
+        badge = lab.page.locator(".jp-Copilot-AgentPicker .jp-Copilot-Badge")
+        assert await badge.inner_text() == "Chat only"
         # Attached from the cell's context menu, as step 2 offers.
         says(demo, "right-click the cell and choose Ask Copilot About This Cell")
         menu_cell = lab.notebook(NOTEBOOK).locator(".jp-Cell").nth(FUNCTIONS)

@@ -263,7 +263,8 @@ async def test_ask_before_edits_cards_name_the_notebook_with_its_escapes_and_the
         await chat.send(f"mcp notebook_edit_cell {json.dumps({**edit, 'newSource': CELL_NEW})}")
         card = lab.page.locator(".jp-Copilot-Approval[data-state=pending]")
         await card.wait_for(state="visible", timeout=30000)
-        assert await card.locator(".jp-Copilot-ApprovalTool").inner_text() == "notebook_edit_cell"
+        tool = card.locator(".jp-Copilot-ApprovalTool")
+        assert await tool.inner_text() == "Propose a whole-cell edit"
         target = card.locator(".jp-Copilot-ApprovalTarget")
         assert await target.inner_text() == f"Cell 2 of 2 in {shown_name}"
         assert await escapes(target) == [(escape(ZWSP), "invisible")]
@@ -313,7 +314,8 @@ async def test_ask_before_edits_insert_card_and_pending_cell_show_the_hidden_cha
         await chat.send(f"mcp notebook_insert_cell {json.dumps(data)}")
         card = lab.page.locator(".jp-Copilot-Approval[data-state=pending]")
         await card.wait_for(state="visible", timeout=30000)
-        assert await card.locator(".jp-Copilot-ApprovalTool").inner_text() == "notebook_insert_cell"
+        tool = card.locator(".jp-Copilot-ApprovalTool")
+        assert await tool.inner_text() == "Propose a new cell"
         target = card.locator(".jp-Copilot-ApprovalTarget")
         assert shown_name in await target.inner_text()
         assert await escapes(target) == [(escape(ZWSP), "invisible")]

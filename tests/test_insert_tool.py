@@ -651,9 +651,11 @@ async def test_mcp_interactive_shows_a_content_free_card_and_deny_is_denied(
         card = await next_of(s.page, "approval")
         assert card["request"]["toolName"] == "notebook_insert_cell"
         assert card["request"]["kind"] == "edit"
+        # Where the new cell goes (the anchor), never its source.
         assert card["request"]["details"] == {
             "artifactId": s.artifact_id,
             "newSourceBytes": len(SOURCE.encode()),
+            "cellId": "c1",
         }
         assert "canary-41c0" not in json.dumps(card)
         status, _ = await decide(

@@ -22,8 +22,10 @@ MCP_SERVER_NAME = "jupyter-copilot"
 CELL_URI_PREFIX = "jupyter-copilot://cell/"
 
 NO_TOOLS = (
-    "This conversation has no notebook tools (it is Chat-only or grants no context), so I "
-    "cannot read or edit cells. Start a conversation with notebook tools and ask again."
+    "This conversation has no notebook tools (Chat only is on, or its Context menu grants "
+    "nothing), so I cannot read or edit cells. Press + for a new conversation: it starts "
+    "with Chat only off. Before its first message, the Agent menu has the Chat only switch "
+    "and the Context menu what I may read. Then ask again."
 )
 HELP = """I am the offline demo agent: I follow rules, not a language model. I can:
 

@@ -66,12 +66,15 @@ class InsertCell:
             )
 
     def card_details(self, data: dict[str, Any]) -> dict[str, Any]:
-        """The notebook and the new cell's size; the anchor is not the cell being changed,
-        so the card names no cell."""
-        return {
+        """The notebook, the new cell's size and, as ``cellId``, the cell it would follow
+        (absent: at the top), so that the card says where the new cell goes."""
+        details = {
             "artifactId": data["artifactId"],
             "newSourceBytes": len(data["source"].encode("utf-8")),
         }
+        if data["afterCellId"] is not None:
+            details["cellId"] = data["afterCellId"]
+        return details
 
     def request_data(
         self, call_id: str, data: dict[str, Any], path: str, checked: Any

@@ -159,18 +159,21 @@ async function messagesModule(specs) {
 /**
  * The vocabulary with each page tool's spec file (manifests/tools/*.json) in
  * `tools` and its invoke and abort actions in `actions`, after the file's own
- * entries, as jupyter_copilot/protocol/vocabulary.py merges them.
+ * entries, as jupyter_copilot/protocol/vocabulary.py merges them; and the
+ * title of each such tool (`spec.title`), which its approval card shows.
  */
 function withPageTools(vocabulary) {
   const folder = join(schemas, '..', 'manifests', 'tools');
   const tools = { ...vocabulary.tools };
   const actions = { ...vocabulary.actions };
+  const titles = {};
   for (const file of readdirSync(folder).filter(f => f.endsWith('.json')).sort()) {
     const definition = JSON.parse(readFileSync(join(folder, file), 'utf-8'));
     if (definition.name in tools) {
       throw new Error(`${definition.name} is in vocabulary.json and has a spec file`);
     }
     tools[definition.name] = { readOnly: false };
+    titles[definition.name] = definition.spec.title;
     for (const kind of ['invoke', 'abort']) {
       const action = definition[kind].action;
       if (action in actions) {
@@ -179,12 +182,17 @@ function withPageTools(vocabulary) {
       actions[action] = { kind, tool: definition.name };
     }
   }
-  return { ...vocabulary, tools, actions };
+  return { vocabulary: { ...vocabulary, tools, actions }, titles };
 }
 
-const vocabulary = withPageTools(read('vocabulary.json'));
+const { vocabulary, titles } = withPageTools(read('vocabulary.json'));
 mkdirSync(out, { recursive: true });
-writeFileSync(join(out, 'vocabulary.ts'), vocabularyModule(vocabulary, vocabularyLists(vocabulary)));
+writeFileSync(
+  join(out, 'vocabulary.ts'),
+  vocabularyModule(vocabulary, vocabularyLists(vocabulary)) +
+    '\n/** The title of each page tool, from its spec file (manifests/tools), for a person. */\n' +
+    `export const TOOL_TITLES: Partial<Record<Tool, string>> = ${JSON.stringify(titles, null, 2)};\n`
+);
 writeFileSync(
   join(out, 'bridge.ts'),
   await messagesModule([

@@ -19,7 +19,7 @@ import { MentionSource } from './chat/mentionsource';
 import type { ChatView } from './chat/view';
 import { rememberOpen, takeEndedReviews } from './changes/reloaded';
 import { ChangesView } from './changes/view';
-import { addReviewCommands } from './commands';
+import { addReviewCommands, CommandIDs } from './commands';
 import { ContextModel } from './contextmodel';
 import { ContextView } from './contextview';
 import { FileReviewManager } from './filereview/manager';
@@ -120,7 +120,11 @@ export function buildParts(options: IPartsOptions): IPanelParts {
 
   // The approval cards on top, the changes of the turn under them (what the
   // current turn proposed, and its state), the context, then the chat.
-  panel.addWidget(new ApprovalsView(approvals, trans));
+  panel.addWidget(
+    new ApprovalsView(approvals, trans, {
+      keys: () => Private.reviewKeys(app.commands)
+    })
+  );
   // The reviews open when the page reloaded ended with it, unapplied: the
   // list says so, and the tab remembers this page's open reviews in turn.
   const ended = takeEndedReviews();
@@ -206,6 +210,27 @@ export function buildParts(options: IPartsOptions): IPanelParts {
 }
 
 namespace Private {
+  /**
+   * The keys bound to the review commands, as JupyterLab shows keys; ""
+   * for a command the person left unbound.
+   */
+  export function reviewKeys(
+    commands: JupyterFrontEnd['commands']
+  ): ApprovalsView.IKeys {
+    // "Alt Shift Enter" as "Alt+Shift+Enter"; a chord's strokes by commas.
+    const keys = (command: string) => {
+      const binding = commands.keyBindings.find(b => b.command === command);
+      return (binding?.keys ?? [])
+        .map(k => k.trim().split(/\s+/).join('+'))
+        .join(', ');
+    };
+    return {
+      keep: keys(CommandIDs.keepReview),
+      undo: keys(CommandIDs.undoReview),
+      next: keys(CommandIDs.nextReview)
+    };
+  }
+
   /**
    * "Code cell 3" or "Markdown cell 3" for an attached cell of an open
    * notebook, as the server names it; else "Attached cell".

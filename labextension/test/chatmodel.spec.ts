@@ -214,6 +214,13 @@ describe('ChatModel.newConversation', () => {
     expect(archived.chat.conversation).toBeNull();
     expect(archived.calls).toContain('archiveConversation');
   });
+
+  it('starts with Chat only off, whatever the last conversation was', async () => {
+    const m = await withTurn(() => ok(conversation('c1', { archived: true })));
+    expect(m.chat.settings.chatOnly).toBe(true);
+    expect(await m.chat.newConversation()).toBe(true);
+    expect(m.chat.settings.chatOnly).toBe(false);
+  });
 });
 
 describe('ChatModel.update', () => {
@@ -318,6 +325,22 @@ describe('the preferences', () => {
     await chat.update({ mode: 'plan' });
     settings.set({ defaultMode: 'interactive', defaultAgent: 'b' });
     expect(chat.settings).toMatchObject({ mode: 'plan', agentId: 'b' });
+  });
+
+  it('say so when the default agent is not one the server offers', async () => {
+    const { settings, prefs } = preferences({ defaultAgent: 'nope' });
+    const { chat } = model(
+      { agents: () => ok(WITH_MODES), conversations: () => ok([]) },
+      prefs
+    );
+    await chat.load();
+    expect(chat.settings.agentId).toBe('b');
+    expect(chat.notice).toBe(
+      'Your default agent "nope" (Settings Editor, Copilot) is not offered by this server, so B is used. The Agent menu lists the agents on offer: point at one to see its id.'
+    );
+    settings.set({ defaultAgent: 'a' });
+    expect(chat.notice).toBe('');
+    expect(chat.settings.agentId).toBe('a');
   });
 
   it("fall back to the server's defaults when its policy refuses them", async () => {

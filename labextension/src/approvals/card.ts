@@ -2,6 +2,7 @@
 // Distributed under the terms of the Modified BSD License.
 
 import type { TranslationBundle } from '@jupyterlab/translation';
+import { errorIcon } from '@jupyterlab/ui-components';
 
 import { element, styledButton } from '../dom';
 import { HiddenChars } from '../hiddenchars';
@@ -17,7 +18,9 @@ import { ApprovalTexts } from './texts';
  * and its buttons: `.jp-Copilot-ApprovalAllow` and `.jp-Copilot-ApprovalDeny`
  * on an edit, run or shell card; a run card (`data-kind="run"`) says in
  * `.jp-Copilot-ApprovalSource[data-stale]` whether the cell still holds the
- * source the agent read (with the short form of its hash); on a card that
+ * source the agent read, live, with a warning icon once it does not (never
+ * a hash: hashes are for machines); an edit card has a hint
+ * `.jp-Copilot-ApprovalHint` with the keys of the review; on a card that
  * names a cell the target is a button that brings the cell into view; a
  * shell card (`data-kind="shell"`) also shows
  * the exact command in `pre.jp-Copilot-ApprovalCommand`, the absolute path
@@ -38,7 +41,8 @@ export namespace ApprovalCard {
    */
   export function create(
     card: ApprovalModel.ICard,
-    trans: TranslationBundle
+    trans: TranslationBundle,
+    hint = ''
   ): HTMLElement {
     const node = element('div', 'jp-Copilot-Approval');
     node.dataset.requestId = card.requestId;
@@ -82,6 +86,17 @@ export namespace ApprovalCard {
     if (card.cellId) {
       target.title = trans.__('Show this cell in its notebook');
     }
+    // The line about a run card's source says at once when the cell changes.
+    const source = element('div', 'jp-Copilot-ApprovalSource');
+    source.setAttribute('role', 'status');
+    const icon = errorIcon.element({
+      tag: 'span',
+      className: 'jp-Copilot-Icon jp-Copilot-ApprovalSourceIcon'
+    });
+    icon.setAttribute('aria-hidden', 'true');
+    source.append(icon, element('span', 'jp-Copilot-ApprovalSourceText'));
+    const hintLine = element('div', 'jp-Copilot-ApprovalHint', hint);
+    hintLine.hidden = !hint;
     node.append(
       element('div', 'jp-Copilot-ApprovalTool'),
       element('div', 'jp-Copilot-ApprovalOperation'),
@@ -89,10 +104,11 @@ export namespace ApprovalCard {
       element('div', 'jp-Copilot-ApprovalProgram'),
       target,
       element('div', 'jp-Copilot-ApprovalEnv'),
-      element('div', 'jp-Copilot-ApprovalSource'),
+      source,
       element('div', 'jp-Copilot-ApprovalSize'),
       message,
-      actions
+      actions,
+      hintLine
     );
     return node;
   }
@@ -107,7 +123,7 @@ export namespace ApprovalCard {
   ): void {
     node.dataset.state = card.state;
     const titles = Visible.titles(trans);
-    const tool = ApprovalTexts.toolTitle(card.toolName);
+    const tool = ApprovalTexts.toolLabel(card.toolName);
     node.setAttribute(
       'aria-label',
       trans.__('Approval for %1', HiddenChars.escaped(tool))
@@ -122,10 +138,20 @@ export namespace ApprovalCard {
     Private.text(node, '.jp-Copilot-ApprovalProgram', card.program, titles);
     Private.text(node, '.jp-Copilot-ApprovalTarget', card.target, titles);
     Private.text(node, '.jp-Copilot-ApprovalEnv', card.env, titles);
-    Private.text(node, '.jp-Copilot-ApprovalSource', card.runSource, titles);
-    node.querySelector<HTMLElement>(
+    const source = node.querySelector<HTMLElement>(
       '.jp-Copilot-ApprovalSource'
-    )!.dataset.stale = String(card.runStale);
+    )!;
+    Private.text(
+      source,
+      '.jp-Copilot-ApprovalSourceText',
+      card.runSource,
+      titles
+    );
+    source.hidden = !card.runSource;
+    source.dataset.stale = String(card.runStale);
+    source.querySelector<HTMLElement>(
+      '.jp-Copilot-ApprovalSourceIcon'
+    )!.hidden = !card.runStale;
     Private.text(node, '.jp-Copilot-ApprovalSize', card.size, titles);
     Private.text(node, '.jp-Copilot-ApprovalMessage', card.message, titles);
     // While deciding, or once ended, the buttons stay focusable but inert,

@@ -17,6 +17,7 @@ import {
   IApprovalRequest,
   IPermissionOption
 } from '../protocol';
+import type { Tool } from '../generated/vocabulary';
 import { ApprovalTexts } from './texts';
 
 /**
@@ -166,22 +167,36 @@ export class ApprovalModel implements IDisposable {
         : '',
       target: shell
         ? ApprovalTexts.folder(request.details.folder ?? '', this._trans)
-        : ApprovalTexts.target(
-            this._notebooks,
-            path,
-            request.details.cellId,
-            this._trans
-          ),
+        : request.toolName === ('notebook_insert_cell' satisfies Tool)
+          ? ApprovalTexts.insertTarget(
+              this._notebooks,
+              path,
+              request.details.cellId,
+              this._trans
+            )
+          : ApprovalTexts.target(
+              this._notebooks,
+              path,
+              request.details.cellId,
+              this._trans
+            ),
       size: ApprovalTexts.size(request, this._trans),
       cellId: shell ? null : (request.details.cellId ?? null),
       path,
       expectedSourceHash: request.details.expectedSourceHash ?? null,
       runSource: '',
       runStale: false,
+      runSeen: kept?.runSeen ?? false,
       state: kept?.state ?? 'pending',
       message: kept?.message ?? ''
     };
-    this._cards.set(card.requestId, { ...card, ...this._runFacts(card) });
+    const facts = this._runFacts(card);
+    // A card that showed its cell unchanged says so when the cell changes.
+    this._cards.set(card.requestId, {
+      ...card,
+      ...facts,
+      runSeen: card.runSeen || (!!facts.runSource && !facts.runStale)
+    });
     if (request.kind === 'run' && !this._watches.has(card.requestId)) {
       this._watch(card.requestId);
     }
@@ -246,7 +261,8 @@ export class ApprovalModel implements IDisposable {
         expected,
         current,
         this._trans,
-        locked
+        locked,
+        card.runSeen
       ),
       runStale: locked || (current !== null && current !== expected)
     };
@@ -269,7 +285,10 @@ export class ApprovalModel implements IDisposable {
       }
       const facts = this._runFacts(now);
       if (facts.runSource !== now.runSource) {
-        this._update(requestId, facts);
+        this._update(requestId, {
+          ...facts,
+          runSeen: now.runSeen || !facts.runStale
+        });
       }
     };
     model.contentChanged.connect(onChange);
@@ -350,7 +369,10 @@ export namespace ApprovalModel {
      * request.
      */
     readonly kind: string;
-    /** The tool that waits, e.g. `notebook_edit_cell`, or the agent's tool call title. */
+    /**
+     * The tool that waits, e.g. `notebook_edit_cell`, or the agent's tool
+     * call title; the card shows our tools by their spec's title.
+     */
     readonly toolName: string;
     /** The answers a permission request offers, one button each; empty otherwise. */
     readonly options: readonly IPermissionOption[];
@@ -367,8 +389,9 @@ export namespace ApprovalModel {
      */
     readonly env: string;
     /**
-     * E.g. "Cell 4 of 12 in analysis.ipynb", or "in data" for the folder a
-     * command runs in; "" when the request names none.
+     * E.g. "Cell 4 of 12 in analysis.ipynb", "After cell 3 of 12 in
+     * analysis.ipynb" for a new cell, or "in data" for the folder a command
+     * runs in; "" when the request names none.
      */
     readonly target: string;
     /** E.g. "384 bytes proposed"; "" when the request gives no size. */
@@ -384,6 +407,11 @@ export namespace ApprovalModel {
     /** Whether the cell will not run: it no longer holds the source the
      * agent read, or it is marked never to be run by an agent. */
     readonly runStale: boolean;
+    /**
+     * Whether the run card has shown its cell unchanged: a later change
+     * happened while the card waited, and the card warns so.
+     */
+    readonly runSeen: boolean;
     readonly state: State;
     /** Why the last decision did not go through; "" otherwise. */
     readonly message: string;

@@ -6,10 +6,10 @@ import type { TranslationBundle } from '@jupyterlab/translation';
 import type { INotebookTracker } from '@jupyterlab/notebook';
 
 import type { Tool } from '../generated/vocabulary';
+import { TOOL_TITLES } from '../generated/vocabulary.js';
 import type { IApproval } from '../protocol';
 import { formatBytes } from '../format';
 import { cellPosition } from '../reveal';
-import { shortHash } from '../run/checks';
 
 /**
  * The words of an approval card. They come from the request's metadata
@@ -35,8 +35,48 @@ export namespace ApprovalTexts {
   }
 
   /**
+   * The card's title for a tool: the title of our own tool's spec
+   * ("Propose a new cell"), else the agent's title cut to one line.
+   *
+   * @param toolName - The request's `toolName`.
+   */
+  export function toolLabel(toolName: string): string {
+    return (
+      (TOOL_TITLES as Partial<Record<string, string>>)[toolName] ??
+      toolTitle(toolName)
+    );
+  }
+
+  /**
+   * Where a proposed new cell would go, from the tool's `afterCellId` (the
+   * card's `details.cellId`): "After cell 3 of 12 in analysis.ipynb", "At
+   * the top of analysis.ipynb", or "A new cell in analysis.ipynb" when the
+   * notebook is not open here or has no such cell; "" without a path.
+   *
+   * @param afterCellId - The cell the new one follows; none: at the top.
+   */
+  export function insertTarget(
+    notebooks: INotebookTracker,
+    path: string,
+    afterCellId: string | undefined,
+    trans: TranslationBundle
+  ): string {
+    if (!path) {
+      return '';
+    }
+    const name = PathExt.basename(path);
+    if (!afterCellId) {
+      return trans.__('At the top of %1', name);
+    }
+    const at = cellPosition(notebooks, path, afterCellId);
+    return at
+      ? trans.__('After cell %1 of %2 in %3', at.index + 1, at.count, name)
+      : trans.__('A new cell in %1', name);
+  }
+
+  /**
    * "Cell 4 of 12 in analysis.ipynb" when the notebook is open here and has
-   * the cell, else "a cell in analysis.ipynb": the file name only, never the
+   * the cell, else "A cell in analysis.ipynb": the file name only, never the
    * directory; "" without a path.
    *
    * @param notebooks - The open notebooks.
@@ -56,7 +96,7 @@ export namespace ApprovalTexts {
     const at = cellId ? cellPosition(notebooks, path, cellId) : null;
     return at
       ? trans.__('Cell %1 of %2 in %3', at.index + 1, at.count, name)
-      : trans.__('a cell in %1', name);
+      : trans.__('A cell in %1', name);
   }
 
   /**
@@ -116,36 +156,62 @@ export namespace ApprovalTexts {
   }
 
   /**
-   * The source a run card would run: "Runs the source sha256:1a2b3c4d", or,
-   * when the cell no longer holds it, that it will not run; "" for other
-   * cards or when the cell is not open here.
+   * A run card's line about the source: that it runs what the agent read,
+   * or, when the cell no longer holds it, that it will not run; "" for
+   * other cards or when the cell is not open here. Hashes are for machines:
+   * the line never shows one.
    *
    * @param expected - The hash the agent read (`details.expectedSourceHash`).
    * @param current - The hash of the cell's source now, `null` if unknown.
    * @param locked - Whether the cell is marked never to be run by an agent.
+   * @param seen - Whether the card showed the cell unchanged before: a
+   *   change then happened while the card waited.
    */
   export function runSource(
     expected: string | undefined,
     current: string | null,
     trans: TranslationBundle,
-    locked = false
+    locked = false,
+    seen = false
   ): string {
     if (!expected) {
       return '';
     }
-    const short = shortHash(expected);
     if (locked) {
       return trans.__(
         'This cell is marked never to be run by an agent: it will not run.'
       );
     }
     if (current === null || current === expected) {
-      return trans.__('Runs the source %1 that the agent read', short);
+      return trans.__('Runs the cell as the agent read it');
     }
-    return trans.__(
-      'The cell changed since the agent read it (%1): it will not run.',
-      short
-    );
+    return seen
+      ? trans.__(
+          'The cell changed while this card waited: Allow once will not run it. Undo your change, or Deny and ask the agent again.'
+        )
+      : trans.__(
+          'The cell changed since the agent read it: it will not run. Deny and ask the agent again.'
+        );
+  }
+
+  /**
+   * The hint under an edit card: the keys that decide it and the review
+   * that follows. "" when no keys are bound.
+   *
+   * @param keys - The keys of Keep, Undo and next review, e.g. "Alt+Shift+Enter".
+   */
+  export function editHint(
+    keys: { keep: string; undo: string; next: string },
+    trans: TranslationBundle
+  ): string {
+    return keys.keep && keys.undo
+      ? trans.__(
+          'Escape denies. After Allow once the change opens in its cell: %1 keeps it, %2 undoes it, %3 goes to the next one.',
+          keys.keep,
+          keys.undo,
+          keys.next || '—'
+        )
+      : trans.__('Escape denies.');
   }
 
   /**

@@ -7,6 +7,7 @@ import { Widget } from '@lumino/widgets';
 import { element } from '../dom';
 import { ApprovalCard } from './card';
 import { ApprovalModel } from './model';
+import { ApprovalTexts } from './texts';
 
 /**
  * The "Approvals" section of the Copilot panel: one card per tool call that
@@ -19,10 +20,15 @@ export class ApprovalsView extends Widget {
   /**
    * Create the view of an approval model.
    */
-  constructor(model: ApprovalModel, trans: TranslationBundle) {
+  constructor(
+    model: ApprovalModel,
+    trans: TranslationBundle,
+    options: ApprovalsView.IOptions = {}
+  ) {
     super();
     this._model = model;
     this._trans = trans;
+    this._keys = options.keys ?? null;
     this.addClass('jp-Copilot-Approvals');
     this.node.setAttribute('role', 'region');
     this.node.setAttribute('aria-label', trans.__('Approvals'));
@@ -125,7 +131,7 @@ export class ApprovalsView extends Widget {
       if (!node) {
         // Cards only ever join at the end: existing nodes never move, so a
         // focused button keeps its focus.
-        node = ApprovalCard.create(card, this._trans);
+        node = ApprovalCard.create(card, this._trans, this._hint(card));
         this._nodes.set(card.requestId, node);
         this._list.append(node);
       }
@@ -135,6 +141,18 @@ export class ApprovalsView extends Widget {
     if (hadFocus) {
       this._moveFocus();
     }
+  }
+
+  /**
+   * The hint of a new card: an edit card names the keys of its review, as
+   * bound now (the person may have changed them).
+   */
+  private _hint(card: ApprovalModel.ICard): string {
+    if (card.kind !== 'edit') {
+      return '';
+    }
+    const keys = this._keys?.() ?? { keep: '', undo: '', next: '' };
+    return ApprovalTexts.editHint(keys, this._trans);
   }
 
   /**
@@ -155,9 +173,32 @@ export class ApprovalsView extends Widget {
 
   private _model: ApprovalModel;
   private _trans: TranslationBundle;
+  private _keys: (() => ApprovalsView.IKeys) | null;
   private _list: HTMLElement;
   private _nodes = new Map<string, HTMLElement>();
   private _returnFocus: HTMLElement | null = null;
+}
+
+/**
+ * The types of the approvals view.
+ */
+export namespace ApprovalsView {
+  /**
+   * The keys of the review commands, formatted for a person; "" when unbound.
+   */
+  export interface IKeys {
+    keep: string;
+    undo: string;
+    next: string;
+  }
+
+  /**
+   * The options of an approvals view.
+   */
+  export interface IOptions {
+    /** The keys bound to Keep, Undo and next review, read for each new card. */
+    keys?: () => IKeys;
+  }
 }
 
 namespace Private {

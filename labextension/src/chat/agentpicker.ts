@@ -145,6 +145,8 @@ export class AgentPicker implements IDisposable {
         ? trans.__('Agent: %1 (chat only)', agent.label)
         : trans.__('Agent: %1', agent.label);
     this.popover.button.classList.toggle('jp-mod-chatOnly', settings.chatOnly);
+    // Chat only shows in the bar at all times, not only in the menu.
+    this.popover.badge = settings.chatOnly ? trans.__('Chat only') : '';
     this._list
       .querySelectorAll<HTMLButtonElement>('[data-agent-id]')
       .forEach(item => {
@@ -186,6 +188,8 @@ namespace Private {
     item.type = 'button';
     item.setAttribute('role', 'radio');
     item.dataset.agentId = agent.id;
+    // The id is what the Settings Editor's default agent takes.
+    item.title = `id: ${agent.id}`;
     if (typeof agent.guarded === 'boolean') {
       item.dataset.guarded = String(agent.guarded);
     }

@@ -295,10 +295,13 @@ export class ChatModel implements IDisposable {
     this._abort = null;
     this._turns = [];
     this._running = false;
-    // What the person chose stays; the rest follows the preferences of now.
+    // What the person chose stays, but Chat only: a new conversation has
+    // the notebook tools again (docs/conversations.md); the rest follows the
+    // preferences of now.
+    this._settings = { ...this._settings, chatOnly: false };
     this._applyPreferences();
     this._turnChanged.emit(-1);
-    this._setNotice('');
+    this._setNotice(this._preferenceProblem());
     return true;
   }
 
@@ -345,7 +348,7 @@ export class ChatModel implements IDisposable {
     }
     this._catalog = reply.result;
     this._settings = initialSettings(this._catalog, this._preferences?.values);
-    this._setNotice('');
+    this._setNotice(this._preferenceProblem());
     await this._resume();
   }
 
@@ -504,8 +507,22 @@ export class ChatModel implements IDisposable {
   private _onPreferences(): void {
     if (!this._conversation && this._turns.length === 0 && this._catalog) {
       this._applyPreferences();
-      this._changed.emit();
+      this._setNotice(this._preferenceProblem());
     }
+  }
+
+  /**
+   * Why the person's default agent (Settings Editor) is not used: it names
+   * no agent this server offers; "" when it is empty or offered.
+   */
+  private _preferenceProblem(): string {
+    const wanted = this._preferences?.values.defaultAgent ?? '';
+    const catalog = this._catalog;
+    if (!wanted || !catalog || catalog.agents.some(a => a.id === wanted)) {
+      return '';
+    }
+    const used = catalog.agents.find(a => a.id === this._settings.agentId);
+    return ChatTexts.unknownAgent(wanted, used?.label ?? '', this._trans);
   }
 
   /**

@@ -31,6 +31,30 @@ export namespace ChatTexts {
   }
 
   /**
+   * Said when the default agent of the person's settings is not one this
+   * server offers: it is left aside, visibly.
+   *
+   * @param id - The id the settings name.
+   * @param used - The label of the agent used instead; "" for none.
+   */
+  export function unknownAgent(
+    id: string,
+    used: string,
+    trans: TranslationBundle
+  ): string {
+    return used
+      ? trans.__(
+          'Your default agent "%1" (Settings Editor, Copilot) is not offered by this server, so %2 is used. The Agent menu lists the agents on offer: point at one to see its id.',
+          id,
+          used
+        )
+      : trans.__(
+          'Your default agent "%1" (Settings Editor, Copilot) is not offered by this server. The Agent menu lists the agents on offer: point at one to see its id.',
+          id
+        );
+  }
+
+  /**
    * Why a request of the chat failed, for a person.
    *
    * @param error - The refusal the API call resolved to.

@@ -2,12 +2,18 @@
 // Distributed under the terms of the Modified BSD License.
 
 import type { TranslationBundle } from '@jupyterlab/translation';
-import { checkIcon, closeIcon, LabIcon } from '@jupyterlab/ui-components';
+import {
+  checkIcon,
+  closeIcon,
+  infoIcon,
+  LabIcon
+} from '@jupyterlab/ui-components';
 
 import { element, styledButton } from '../dom';
 import { HiddenChars } from '../hiddenchars';
 import type { ICellLinks } from '../reveal';
 import { Visible } from '../visible';
+import { REFUSAL_CODES } from '../generated/vocabulary.js';
 import { IToolCall, shortError } from './transcript';
 
 /**
@@ -18,8 +24,12 @@ import { IToolCall, shortError } from './transcript';
  * error `.jp-Copilot-ToolCardError`; a collapsed `<details>`
  * (`.jp-Copilot-ToolCardDetails`) holds the whole error
  * (`pre.jp-Copilot-ToolCardFull`) and a command's output
- * (`pre.jp-Copilot-ToolCardOutput`), whatever the status. Every text is the
- * agent's: its hidden characters show as escapes (see {@link Visible}).
+ * (`pre.jp-Copilot-ToolCardOutput`), whatever the status. A call that ended
+ * because of what the person chose (the conversation's Plan mode, or a card
+ * they declined) is no error: it shows a calm notice
+ * `.jp-Copilot-ToolCardError.jp-mod-notice` in our words, an information
+ * icon and `data-outcome` (`plan-mode` or `declined`). Every text of the
+ * agent's shows its hidden characters as escapes (see {@link Visible}).
  */
 export namespace ToolCard {
   /**
@@ -60,13 +70,31 @@ export namespace ToolCard {
     trans: TranslationBundle
   ): void {
     Private.cellLink(node, call.cellId, links, trans);
-    if (node.dataset.status !== call.status) {
+    const failed = call.status === 'failed';
+    // A line break the agent wrote as CRLF is a line break, not an escape.
+    const full = failed ? Private.lines(call.error ?? '').trim() : '';
+    const chosen = failed ? Private.personsChoice(full, trans) : null;
+    const outcome = chosen?.outcome ?? '';
+    if (
+      node.dataset.status !== call.status ||
+      (node.dataset.outcome ?? '') !== outcome
+    ) {
       node.dataset.status = call.status;
+      if (outcome) {
+        node.dataset.outcome = outcome;
+      } else {
+        delete node.dataset.outcome;
+      }
       const icon = node.querySelector<HTMLElement>('.jp-Copilot-ToolCardIcon')!;
       const props = { tag: 'span' as const, className: 'jp-Copilot-Icon' };
-      const svg = Private.ICONS[call.status]?.element(props);
+      const svg = (chosen ? infoIcon : Private.ICONS[call.status])?.element(
+        props
+      );
       icon.replaceChildren(...(svg ? [svg] : []));
-      icon.setAttribute('aria-label', Private.status(call.status, trans));
+      icon.setAttribute(
+        'aria-label',
+        chosen ? trans.__('Not done') : Private.status(call.status, trans)
+      );
       icon.title = icon.getAttribute('aria-label')!;
     }
     const titles = Visible.titles(trans);
@@ -74,15 +102,15 @@ export namespace ToolCard {
     const name = call.title || trans.__('Tool call');
     Visible.setText(title, name, titles);
     title.title = HiddenChars.escaped(name);
-    const failed = call.status === 'failed';
-    // A line break the agent wrote as CRLF is a line break, not an escape.
-    const full = failed ? Private.lines(call.error ?? '').trim() : '';
-    const short = failed
-      ? shortError(full) || trans.__('The tool call failed.')
-      : '';
+    const short = chosen
+      ? chosen.text
+      : failed
+        ? shortError(full) || trans.__('The tool call failed.')
+        : '';
     const error = node.querySelector<HTMLElement>('.jp-Copilot-ToolCardError')!;
     Visible.setText(error, short, titles);
     error.hidden = !failed;
+    error.classList.toggle('jp-mod-notice', !!chosen);
     if (call.kind) {
       node.dataset.kind = call.kind;
     } else {
@@ -103,6 +131,71 @@ export namespace ToolCard {
 }
 
 namespace Private {
+  /**
+   * The refusal code and message at the start of a failed call's error:
+   * `plan-mode: ...` as an agent writes it, or our tools' error body
+   * `{"error": {"code", "message"}}`; `null` for any other error.
+   */
+  export function refusal(
+    error: string
+  ): { code: string; message: string } | null {
+    const prefix = /^([a-z-]+): ?([^]*)$/.exec(error);
+    if (prefix && (REFUSAL_CODES as readonly string[]).includes(prefix[1])) {
+      return { code: prefix[1], message: prefix[2].trim() };
+    }
+    try {
+      const body = JSON.parse(error)?.error;
+      if (
+        typeof body?.code === 'string' &&
+        (REFUSAL_CODES as readonly string[]).includes(body.code)
+      ) {
+        return {
+          code: body.code,
+          message: typeof body.message === 'string' ? body.message : ''
+        };
+      }
+    } catch {
+      // Not our error body: an error like any other.
+    }
+    return null;
+  }
+
+  /**
+   * The calm words for a call that ended because of the person's own
+   * choice: the conversation's Plan mode, or a card they declined (the
+   * server's other reasons for `denied`, a timeout or a closed page, are
+   * said as the server wrote them); `null` for any other error.
+   */
+  export function personsChoice(
+    error: string,
+    trans: TranslationBundle
+  ): { outcome: 'plan-mode' | 'declined'; text: string } | null {
+    const found = refusal(error);
+    if (found?.code === 'plan-mode') {
+      return {
+        outcome: 'plan-mode',
+        text: trans.__(
+          'Not done: this conversation is in Plan mode, where the agent only suggests. To let it propose changes, choose Ask before edits in the mode menu below.'
+        )
+      };
+    }
+    if (found?.code === 'denied') {
+      return {
+        outcome: 'declined',
+        text: found.message.startsWith(Private.DECLINED)
+          ? trans.__('You declined this.')
+          : shortError(found.message) || trans.__('You declined this.')
+      };
+    }
+    return null;
+  }
+
+  /**
+   * How the server's message for a card the person denied starts
+   * (jupyter_copilot/tools/approvals.py); other `denied` messages say why.
+   */
+  export const DECLINED = 'The person denied';
+
   /**
    * A text with its CRLF line breaks as LF.
    */
