@@ -263,3 +263,35 @@ def test_more_images_than_the_cap_are_described_not_sent() -> None:
     blocks = image_blocks([item] * 9, True, 1024)
     assert [b.type for b in blocks] == ["image"] * 8 + ["text"]
     assert "at most 8 images" in blocks[-1].text  # type: ignore[union-attr]
+
+
+def test_the_model_agent_passes_images_to_its_model_as_binary_images() -> None:
+    pytest.importorskip("pydantic_ai", reason="the models extra is not installed")
+    from acp.schema import ImageContentBlock, TextContentBlock
+    from pydantic_ai import BinaryContent
+
+    from jupyter_copilot.model_agent.agent import prompt_content
+
+    data = png(30, 20)
+    content = prompt_content(
+        [
+            TextContentBlock(type="text", text="What is this?"),
+            ImageContentBlock(type="image", mime_type="image/png", data=b64(data)),
+        ]
+    )
+    assert content == ["What is this?", BinaryContent(data, media_type="image/png")]
+    assert prompt_content([TextContentBlock(type="text", text="hi")]) == "hi"
+
+
+def test_a_model_entry_with_images_false_makes_its_agent_announce_none() -> None:
+    from jupyter_copilot.agents.models import parse_model
+    from jupyter_copilot.model_agent.settings import from_environment
+
+    entry = {"provider": "ollama", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    spec = parse_model("m", {**entry, "images": False})
+    env = {k: str(v) for k, v in dict(spec.env).items()}
+    assert from_environment(env).images is False
+    default = {k: str(v) for k, v in dict(parse_model("m", entry).env).items()}
+    assert from_environment(default).images is True
+    with pytest.raises(Exception, match="'images' must be true or false"):
+        parse_model("m", {**entry, "images": "yes"})

@@ -418,3 +418,69 @@ describe('readCells', () => {
     }
   });
 });
+
+describe('the images of an attached cell', () => {
+  const png = (data: string) => ({
+    output_type: 'display_data',
+    data: { 'image/png': data, 'text/plain': '<Figure size 640x480>' },
+    metadata: {}
+  });
+
+  it('are listed with their base64 data only when asked for, and never counted', async () => {
+    const nb = notebook([
+      code('c1', 'plot()', [
+        png('iVBORw0KGgo=\n'),
+        {
+          output_type: 'execute_result',
+          execution_count: 1,
+          data: { 'image/jpeg': ['/9j/', '4AAQ'], 'image/svg+xml': '<svg/>' },
+          metadata: {}
+        }
+      ])
+    ]);
+    const plain = json(await readCells(reader(nb).reader, request()));
+    expect(plain.cells[0].images).toBeUndefined();
+    const asked = json(
+      await readCells(
+        reader(nb).reader,
+        request({ includeImages: true, maxImageChars: 1000, maxBytes: 1 })
+      )
+    );
+    expect(asked.cells[0].images).toEqual([
+      {
+        mime: 'image/png',
+        bytes: 8,
+        alt: '<Figure size 640x480>',
+        data: 'iVBORw0KGgo='
+      },
+      { mime: 'image/jpeg', bytes: 6, alt: '', data: '/9j/4AAQ' }
+    ]);
+    // Still one cell whatever the budget: images are not counted in it.
+    expect(asked.cells).toHaveLength(1);
+  });
+
+  it('carry only their size once the limit is reached', async () => {
+    const nb = notebook([code('c1', 'plot()', [png('AAAA'), png('BBBBBBBB')])]);
+    const result = json(
+      await readCells(
+        reader(nb).reader,
+        request({ includeImages: true, maxImageChars: 6 })
+      )
+    );
+    expect(result.cells[0].images).toEqual([
+      {
+        mime: 'image/png',
+        bytes: 3,
+        alt: '<Figure size 640x480>',
+        data: 'AAAA'
+      },
+      { mime: 'image/png', bytes: 6, alt: '<Figure size 640x480>' }
+    ]);
+  });
+
+  it('refuse a malformed image limit', async () => {
+    await expect(
+      readCells(reader(notebook([])).reader, request({ maxImageChars: -1 }))
+    ).rejects.toThrow();
+  });
+});
