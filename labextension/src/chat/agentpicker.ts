@@ -154,6 +154,8 @@ export class AgentPicker implements IDisposable {
           'aria-checked',
           String(item.dataset.agentId === settings.agentId)
         );
+        // The id is what the Settings Editor's default agent takes.
+        item.title = trans.__('id: %1', item.dataset.agentId ?? '');
         item.disabled = isFixed || item.dataset.unavailable !== undefined;
       });
     this._chatOnly.checked = settings.chatOnly;
@@ -188,8 +190,6 @@ namespace Private {
     item.type = 'button';
     item.setAttribute('role', 'radio');
     item.dataset.agentId = agent.id;
-    // The id is what the Settings Editor's default agent takes.
-    item.title = `id: ${agent.id}`;
     if (typeof agent.guarded === 'boolean') {
       item.dataset.guarded = String(agent.guarded);
     }

@@ -182,7 +182,7 @@ namespace Private {
     if (found?.code === 'denied') {
       return {
         outcome: 'declined',
-        text: found.message.startsWith(Private.DECLINED)
+        text: Private.DECLINED.test(found.message)
           ? trans.__('You declined this.')
           : shortError(found.message) || trans.__('You declined this.')
       };
@@ -194,7 +194,7 @@ namespace Private {
    * How the server's message for a card the person denied starts
    * (jupyter_copilot/tools/approvals.py); other `denied` messages say why.
    */
-  export const DECLINED = 'The person denied';
+  export const DECLINED = /^The person denied/;
 
   /**
    * A text with its CRLF line breaks as LF.
