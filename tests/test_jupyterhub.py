@@ -16,7 +16,11 @@ It shows that:
   2 seconds, and removing it releases both;
 - one user's token or login cannot reach the other's server: listing, reading or changing
   conversations, deciding approval cards or file reviews, and actions are refused before
-  jupyter-copilot answers.
+  jupyter-copilot answers;
+- one model endpoint for everyone (docs/admin.md, "One model endpoint for everyone"; a
+  scripted OpenAI-compatible endpoint on 127.0.0.1): both users chat through it with the
+  team's key, each sees only their own conversations and usage, the allowlist holds, and a
+  user's own key reaches the endpoint for that user's conversations only.
 
 Every process the hub started (proxy, user servers, kernels) runs with its working
 directory in the test's temporary folder; teardown stops the hub, then kills whatever is
@@ -26,6 +30,7 @@ server) are printed (``pytest -s``) and written to ``timings.json`` in that fold
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import http.cookiejar
 import importlib.util
@@ -36,6 +41,7 @@ import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -53,6 +59,7 @@ from tests import npmcache
 from tests.docsandbox import free_port
 from tests.eventually import eventually_blocking
 from tests.lab import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from tests.scriptedmodel import ScriptedModel, message_text
 from tests.test_docs import block_containing
 
 #: Starting the hub and two JupyterLab servers on a loaded 2-core machine takes a while.
@@ -63,6 +70,10 @@ PROXY_PACKAGES = {"configurable-http-proxy": "5.3.0"}
 HUB_START_TIMEOUT = 120.0
 SPAWN_TIMEOUT = 120.0
 KILL_SWITCH_SECONDS = 2.0
+#: The team's key, in the hub's environment as docs/admin.md says.
+TEAM_KEY = "sk-team-hub-key-7f21"
+#: alice's own key (docs/admin.md, "Personal keys").
+ALICE_KEY = "sk-alice-own-hub-key-3c9d"
 ADMIN_CONFIG = "/etc/jupyterhub/copilot"
 #: A well-formed ``notebook_edit_cell`` input.
 EDIT = {
@@ -116,6 +127,7 @@ def fetch(
     form: dict[str, str] | None = None,
     headers: dict[str, str] | None = None,
     via: urllib.request.OpenerDirector = PLAIN,
+    timeout: float = 30,
 ) -> Answer:
     """One request; ``body`` is sent as JSON, ``form`` as a form."""
     sent = dict(headers or {})
@@ -132,7 +144,7 @@ def fetch(
         data = b""
     request = urllib.request.Request(url, data=data, method=method, headers=sent)
     try:
-        with via.open(request, timeout=30) as response:
+        with via.open(request, timeout=timeout) as response:
             return Answer(response.status, response.headers, response.read())
     except urllib.error.HTTPError as e:
         return Answer(e.code, e.headers, e.read())
@@ -219,6 +231,21 @@ def machine_config(root: Path, admin_dir: Path, proxy: list[str]) -> tuple[str, 
     return "\n".join(lines) + "\n", url
 
 
+def team_recipe() -> str:
+    """docs/admin.md's lines that give every server the team's key."""
+    text = block_containing("python", '"TEAM_LLM_KEY": os.environ["TEAM_LLM_KEY"]').text
+    assert text.startswith("c.Spawner.environment = {")
+    return "\n# -- One model endpoint for everyone (docs/admin.md)\n" + text
+
+
+def team_settings(model_url: str) -> str:
+    """docs/admin.md's settings for everyone, with the scripted endpoint's URL."""
+    settings = json.loads(block_containing("json", '"allow_personal_models": true').text)
+    [entry] = settings["CopilotApp"]["models"].values()
+    entry["base_url"] = model_url
+    return json.dumps(settings)
+
+
 def hub_env(password: str) -> dict[str, str]:
     """The hub's environment: this one without Jupyter's own folders, plus the password."""
     env = {
@@ -227,6 +254,7 @@ def hub_env(password: str) -> dict[str, str]:
         if not k.startswith(("JUPYTER_", "JUPYTERHUB_", "JPY_", "CONFIGPROXY_"))
     }
     env["HUB_PASSWORD"] = password
+    env["TEAM_LLM_KEY"] = TEAM_KEY
     env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
     return env
 
@@ -322,7 +350,36 @@ def spawn(hub: Hub, user: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+def team_model() -> Iterator[ScriptedModel]:
+    """The team's scripted OpenAI-compatible endpoint, on its own thread's event loop: each
+    request is answered with the words of the person's last message."""
+    model = ScriptedModel([echo] * 20)
+    loop = asyncio.new_event_loop()
+    listening = threading.Event()
+
+    def serve() -> None:
+        asyncio.set_event_loop(loop)
+        model.start()
+        listening.set()
+        loop.run_forever()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    assert listening.wait(10)
+    yield model
+    loop.call_soon_threadsafe(model.stop)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(10)
+
+
+def echo(messages: list[dict[str, Any]]) -> str:
+    """The scripted endpoint's answer: what the person said, as the last user message."""
+    users = [m for m in messages if m.get("role") == "user"]
+    return "You said: " + message_text(users[-1]).strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory: pytest.TempPathFactory, team_model: ScriptedModel) -> Iterator[Hub]:
     """A running hub with both users' servers started."""
     if importlib.util.find_spec("jupyterhub") is None:
         npmcache.unavailable("The JupyterHub test needs jupyterhub: pip install '.[test]'.")
@@ -335,7 +392,11 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
         (root / "home" / user).mkdir(parents=True)
     config = root / "jupyterhub_config.py"
     ours, url = machine_config(root, admin_dir, proxy)
-    config.write_text(recipe() + ours)
+    config.write_text(recipe() + team_recipe() + ours)
+    # Settings for everyone in the admin folder. The kill switch test below writes and
+    # removes jupyter_copilot_config.json there; these live in the other file name the
+    # server reads from a config folder.
+    (admin_dir / "jupyter_server_config.json").write_text(team_settings(team_model.url))
     password = secrets.token_hex(12)
     log = root / "hub.log"
     started = time.monotonic()
@@ -612,3 +673,81 @@ def test_one_users_token_and_login_cannot_reach_the_others_copilot(hub: Hub) -> 
     listed = hub.copilot(bob, "conversations").json()["conversations"]
     assert [c["id"] for c in listed] == [cid]
     assert listed[0]["mode"] == conversation["mode"]
+
+
+# -- 4. one model endpoint for everyone ------------------------------------------------------
+
+
+def chat(hub: Hub, user: str, text: str) -> tuple[str, list[dict[str, Any]]]:
+    """A new chat-only conversation of ``user`` with the team's model, one message; its id
+    and the streamed events."""
+    created = hub.copilot(user, "conversations", method="POST", body={"chatOnly": True})
+    assert created.status == 201, created.text()[:500]
+    assert created.json()["conversation"]["agentId"] == "team-qwen"
+    cid = created.json()["conversation"]["id"]
+    sent = hub.copilot(
+        user, "conversations", cid, "messages", method="POST", body={"text": text}, timeout=120
+    )
+    assert sent.status == 200, sent.text()[:500]
+    return cid, [json.loads(line) for line in sent.text().splitlines()]
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("pydantic_ai") is None, reason="the models extra is not installed"
+)
+def test_one_model_endpoint_for_everyone_each_with_their_own_usage(
+    hub: Hub, team_model: ScriptedModel
+) -> None:
+    alice, bob = USERS
+    for user in USERS:
+        agents = hub.copilot(user, "agents").json()
+        # The allowlist holds: the team model only, though the demo agent is on offer too.
+        assert [a["id"] for a in agents["agents"]] == ["team-qwen"]
+        assert agents["policy"]["allowedAgents"] == ["team-qwen"]
+        refused = hub.copilot(user, "conversations", method="POST", body={"agentId": "demo"})
+        assert (refused.status, refused.json()["error"]["code"]) == (403, "not-permitted")
+        assert hub.copilot(user, "personal-keys").json()["allowed"] is True
+    before = len(team_model.requests)
+    mine: dict[str, str] = {}
+    for user in USERS:
+        cid, events = chat(hub, user, f"hello from {user}")
+        mine[user] = cid
+        assert events[-1] == {"type": "end", "stopReason": "end_turn", "error": None}, events
+        reply = "".join(e["text"] for e in events if e["type"] == "text")
+        assert reply == f"You said: hello from {user}"
+        [usage] = [e for e in events if e["type"] == "usage"]
+        assert (usage["inputTokens"], usage["outputTokens"]) == (10, 5)
+    team_model.check()
+    assert team_model.authorizations[before:] == [f"Bearer {TEAM_KEY}"] * 2
+    # Each sees only their own conversation, with its own usage.
+    for user in USERS:
+        listed = hub.copilot(user, "conversations").json()["conversations"]
+        ids = [c["id"] for c in listed]
+        assert mine[user] in ids and all(mine[u] not in ids for u in USERS if u != user)
+        [turn] = next(c for c in listed if c["id"] == mine[user])["turns"]
+        assert turn["usage"]["conversationInputTokens"] == 10
+        other = next(u for u in USERS if u != user)
+        assert hub.copilot(user, "conversations", mine[other]).status == 404
+
+    # alice brings her own key: her conversations use it, bob's still the team's.
+    answer = hub.copilot(
+        alice, "personal-keys", "team-qwen", method="PUT", body={"key": ALICE_KEY}
+    )
+    assert answer.status == 200 and ALICE_KEY.encode() not in answer.body
+    assert hub.copilot(bob, "personal-keys").json()["models"][0]["keySet"] is False
+    [stored] = (hub.root / "home" / alice / ".local/share/jupyter/copilot/keys").iterdir()
+    assert stored.stat().st_mode & 0o777 == 0o600
+    assert not (hub.root / "home" / bob / ".local/share/jupyter/copilot/keys").exists()
+    before = len(team_model.requests)
+    for user in USERS:
+        cid, events = chat(hub, user, f"again from {user}")
+        mine[f"{user} again"] = cid
+        assert events[-1]["stopReason"] == "end_turn", events
+    team_model.check()
+    assert team_model.authorizations[before:] == [f"Bearer {ALICE_KEY}", f"Bearer {TEAM_KEY}"]
+    assert ALICE_KEY not in hub.log.read_text(errors="replace")
+    hub.copilot(alice, "personal-keys", "team-qwen", method="DELETE")
+    # What the other tests of this module expect: no conversation of ours left.
+    for key, cid in mine.items():
+        user = key.split()[0]
+        assert hub.copilot(user, "conversations", cid, method="DELETE").status == 200
