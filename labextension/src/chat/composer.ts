@@ -290,10 +290,7 @@ export class Composer extends Widget {
 
   private _renderReferences(): void {
     const chips = this._context.references.map(reference => {
-      const chip = element(
-        'span',
-        'jp-Copilot-ComposerAttachment jp-Copilot-ReferenceChip'
-      );
+      const chip = element('span', 'jp-Copilot-ReferenceChip');
       chip.dataset.kind = reference.kind;
       chip.dataset.key = referenceKey(reference);
       chip.title = Private.chipTitle(reference, this._trans);
