@@ -73,10 +73,11 @@ async def check_context_ref(lab: Lab, ref: str) -> None:
     await popover.wait_for(state="hidden")
 
 
-async def test_at_df_offers_the_variable_only_once_granted_and_the_agent_receives_its_chip(
+async def test_at_df_and_at_a_file_are_offered_only_once_granted_and_the_agent_receives_them(
     lab_server, jp_fetch, jp_root_dir: Path, log: Path
 ) -> None:
     make_notebook(jp_root_dir, "a.ipynb", [FRAME, "total = 6\n"])
+    (jp_root_dir / "notes.txt").write_text("sales rose in May\n", encoding="utf-8")
     async with lab_page(lab_server) as lab:
         await open_notebook(lab, jp_fetch, "a.ipynb")
         await run_cell(lab, "a.ipynb", 0)
@@ -134,6 +135,24 @@ async def test_at_df_offers_the_variable_only_once_granted_and_the_agent_receive
         assert [r["uri"] for r in resources] == ["jupyter-copilot://variable/df"]
         described = json.loads(resources[0]["text"])
         assert described["type"] == "pandas.DataFrame" and described["shape"] == [3, 1]
+
+        # Files once Files is checked: Enter picks the file the menu marks.
+        await check_context_ref(lab, "files")
+        await box.fill("")
+        await box.type("reply read @not")
+        item = menu(lab).locator(".jp-Copilot-MentionItem[data-kind=file]")
+        await item.first.wait_for(state="visible", timeout=30000)
+        assert await item.count() == 1 and "notes.txt" in await item.inner_text()
+        await box.press("Enter")
+        await menu(lab).wait_for(state="hidden")
+        file_chip = lab.page.locator(".jp-Copilot-ReferenceChip[data-kind=file]")
+        assert await file_chip.inner_text() == "@notes.txt"
+        assert await box.input_value() == "reply read "
+        await box.press("Enter")
+        await chat.idle()
+        [_, resource] = agent_log(log, "prompt")[-1]["blocks"]
+        assert resource["resource"]["uri"] == "jupyter-copilot://file/notes.txt"
+        assert resource["resource"]["text"] == "sales rose in May\n"
 
 
 async def test_fix_on_an_error_leads_to_a_review_of_that_cell_that_changes_nothing_until_keep(
