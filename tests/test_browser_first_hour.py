@@ -141,6 +141,10 @@ async def test_plan_mode_and_a_declined_card_read_as_calm_notices(
         assert "Ask before edits" in text and "plan-mode" not in text
         assert "jp-mod-notice" in (await note.get_attribute("class") or "")
         assert await note.evaluate(COLOR) != await lab.page.evaluate(ERROR_COLOR)
+        # The demo agent says it calmly too: no refusal code.
+        said = await reply(chat)
+        assert said.startswith("This conversation is in Plan mode, so I can only suggest.")
+        assert "plan-mode" not in said
         await tool.scroll_into_view_if_needed()
         shot = await lab.screenshot("copilot-plan-mode-notice.png")
         assert shot.stat().st_size > 10_000

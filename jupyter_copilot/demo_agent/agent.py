@@ -306,6 +306,9 @@ class Turn:
 
     @staticmethod
     def _refusal_text(action: str, refusal: Refused) -> str:
+        if refusal.code == "plan-mode":
+            # The person's own choice of mode: said calmly, without a code.
+            return REFUSALS["plan-mode"]
         meaning = REFUSALS.get(refusal.code, refusal.message)
         if refusal.code == "unreachable":
             meaning += f" ({refusal.message})"
