@@ -259,6 +259,7 @@ class CopilotApp(ExtensionApp):
         keys at once, without deleting them. See docs/admin.md ("Personal keys").
         """,
     )
+
     discover_models = Bool(
         None,
         allow_none=True,
@@ -798,6 +799,7 @@ class CopilotApp(ExtensionApp):
         if self.config_errors or self.conversations_db_path == "":
             return None
         return os.path.join(jupyter_data_dir(), "copilot", "keys")
+
     def _policy_traits(self) -> Policy:
         """The policy as the traits say now (before the live JSON files narrow it)."""
         return Policy(
