@@ -730,9 +730,7 @@ def test_one_model_endpoint_for_everyone_each_with_their_own_usage(
         assert hub.copilot(user, "conversations", mine[other]).status == 404
 
     # alice brings her own key: her conversations use it, bob's still the team's.
-    answer = hub.copilot(
-        alice, "personal-keys", "team-qwen", method="PUT", body={"key": ALICE_KEY}
-    )
+    answer = hub.copilot(alice, "personal-keys", "team-qwen", method="PUT", body={"key": ALICE_KEY})
     assert answer.status == 200 and ALICE_KEY.encode() not in answer.body
     assert hub.copilot(bob, "personal-keys").json()["models"][0]["keySet"] is False
     [stored] = (hub.root / "home" / alice / ".local/share/jupyter/copilot/keys").iterdir()
