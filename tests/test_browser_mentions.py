@@ -178,12 +178,20 @@ async def test_fix_on_an_error_leads_to_a_review_of_that_cell_that_changes_nothi
         await lab.page.set_viewport_size({"width": 1280, "height": 800})
         await lab.screenshot("copilot-error-fix.png")
 
-        await fix.click()
+        # Explain, then Fix: one chip for the cell's error, and Fix's request in the box.
+        await failing.locator(".jp-Copilot-ErrorExplain").click()
         chat = Chat(lab)
         chip = lab.page.locator(".jp-Copilot-ReferenceChip[data-kind=error]")
         await chip.wait_for(state="visible", timeout=30000)
-        assert "ZeroDivisionError" in await chip.inner_text()
-        assert await composer(lab).input_value() == "Fix the error in this cell."
+        assert await composer(lab).input_value() == "Explain this error."
+        await fix.click()
+
+        async def asks_for_a_fix() -> bool:
+            return await composer(lab).input_value() == "Fix the error in this cell."
+
+        await eventually(asks_for_a_fix, "Fix's request in the composer")
+        assert await chip.count() == 1
+        assert await chip.inner_text() == "Cell 2: ZeroDivisionError"
         await chat.choose_agent("scripted")
 
         await composer(lab).press("Enter")
