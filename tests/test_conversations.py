@@ -221,7 +221,12 @@ async def test_the_attached_cell_travels_as_a_resource_and_tools_use_the_convers
     assert tool["result"]["contextRefs"] == ["selected_cell"]
     # The panel sees the attachment's label, not its source.
     _, detail = await api(jp_fetch, "conversations", conversation)
-    assert detail["turns"][0]["user"]["attachment"] == {"cellId": cell_id, "label": "Code cell 1"}
+    # With the notebook it came from, for an export's link (docs/conversations.md).
+    assert detail["turns"][0]["user"]["attachment"] == {
+        "cellId": cell_id,
+        "label": "Code cell 1",
+        "notebook": "a.ipynb",
+    }
     assert "canary-conv-41" not in json.dumps(detail)
 
     # Grants are read again on every call: the change applies to the next call.
