@@ -119,7 +119,9 @@ export class ArchiveListView extends Widget {
       buttons: [
         Dialog.cancelButton({ label: trans.__('Cancel') }),
         Dialog.warnButton({ label: trans.__('Delete') })
-      ]
+      ],
+      // Enter cancels: deleting takes a deliberate click.
+      defaultButton: 0
     });
     if (result.button.accept) {
       await this._model.remove(id);
