@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,11 +62,22 @@ def fit_image(data: bytes, mime: str, max_pixels: int) -> Fitted:
     output claims, or the image has more than :data:`MAX_DECODED_PIXELS` pixels.
     """
     try:
-        from PIL import Image, UnidentifiedImageError
+        from PIL import Image
     except ImportError:
         raise ImageProblem(
             "images need Pillow on the server (pip install 'jupyterlab-agent-review[images]')"
         ) from None
+    with warnings.catch_warnings():
+        # Pillow warns about very large images as it opens them; this function refuses those
+        # above MAX_DECODED_PIXELS itself, before anything is decoded.
+        warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+        return _fit(data, mime, max_pixels)
+
+
+def _fit(data: bytes, mime: str, max_pixels: int) -> Fitted:
+    """:func:`fit_image` once Pillow is known to be there."""
+    from PIL import Image, UnidentifiedImageError
+
     try:
         with Image.open(io.BytesIO(data)) as checked:
             # Checks the file's structure and checksums; a cut or damaged PNG may otherwise
