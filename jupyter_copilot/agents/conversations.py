@@ -42,7 +42,11 @@ DEFAULT_MODE = INTERACTIVE
 _REF_TEXTS = {
     "selected_cell": ("Selected cell", "Read the one cell you have selected, with its hash."),
     "active_notebook": ("Active notebook", "Read every cell of the active notebook, in pages."),
-    "cell_outputs": ("Cell outputs", "Read summaries of outputs of the cells it may read."),
+    "cell_outputs": (
+        "Cell outputs",
+        "Read summaries of outputs of the cells it may read; an attached cell's plots go with "
+        "your message as images.",
+    ),
     "kernel_variables": (
         "Kernel variables",
         "List the notebook's variables and describe one (DataFrames, arrays); runs no agent code.",
