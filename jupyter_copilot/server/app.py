@@ -141,7 +141,9 @@ class CopilotApp(ExtensionApp):
         Outside clients are MCP clients that authenticate with the person's Jupyter token
         (Claude Code, Codex, Cursor, VS Code, ...). `selected_cell`: the one cell the person
         has selected; `active_notebook`: every cell of the active notebook, in pages;
-        `cell_outputs`: cell outputs (rich outputs summarised as type and size);
+        `cell_outputs`: cell outputs (rich outputs summarised as type and size; the PNG and
+        JPEG outputs of a cell a person attaches go with the message as images, to agents
+        that take images);
         `kernel_variables`: the names, types and sizes of the active notebook's kernel
         variables, and descriptions of single ones. A read without its reference ends with
         `blocked`. Checked on every call.
