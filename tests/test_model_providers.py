@@ -1,38 +1,51 @@
-"""The built-in model agent with the Anthropic and Gemini providers, through the real server.
+"""The built-in model agent with each provider, through the real server.
 
-Each provider's scripted API (tests/scriptedanthropic.py, tests/scriptedgemini.py) answers
-on 127.0.0.1; every request it gets is the model agent's main loop.
+Each provider's scripted API (tests/scriptedanthropic.py, tests/scriptedgemini.py,
+tests/scriptedmodel.py for OpenAI-compatible endpoints) answers on 127.0.0.1; every request
+it gets is the model agent's main loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from jupyter_copilot.page.context import source_hash
+from tests import scriptedanthropic, scriptedgemini, scriptedmodel
+from tests.conversations import api as copilot_api
 from tests.conversations import create, end_of, reply_of, send
 from tests.scriptedanthropic import MODEL_NAME as CLAUDE
 from tests.scriptedanthropic import ScriptedAnthropic
 from tests.scriptedgemini import MODEL_NAME as GEMINI
 from tests.scriptedgemini import ScriptedGemini
+from tests.scriptedmodel import ScriptedModel
+from tests.server import INVOKE
+from tests.test_model_agent import EDIT, NEW, OLD, READ, open_page
 
 pytest.importorskip("pydantic_ai", reason="the models extra is not installed")
 
 REPLY = "Hello from a scripted provider, in parts."
 
 
-@pytest.fixture(params=["anthropic", "gemini"])
+#: Each provider's name for the scripted API's model.
+MODELS = {"anthropic": CLAUDE, "gemini": GEMINI, "openai-compatible": scriptedmodel.MODEL_NAME}
+
+
+@pytest.fixture(params=list(MODELS))
 def provider(
     request: pytest.FixtureRequest, jp_asyncio_loop: asyncio.AbstractEventLoop
 ) -> Iterator[tuple[str, Any]]:
     """The provider under test and its scripted API, served on the test's event loop."""
-    api: Any = (
-        ScriptedAnthropic(classify=lambda body: True)
-        if request.param == "anthropic"
-        else ScriptedGemini(classify=lambda body: True)
-    )
+    api: Any = {
+        "anthropic": lambda: ScriptedAnthropic(classify=lambda body: True),
+        "gemini": lambda: ScriptedGemini(classify=lambda body: True),
+        "openai-compatible": ScriptedModel,
+    }[request.param]()
 
     async def start() -> None:
         api.start()
@@ -52,7 +65,7 @@ def copilot_config(provider: tuple[str, Any], monkeypatch: pytest.MonkeyPatch) -
             "m": {
                 "provider": name,
                 "base_url": api.url,
-                "model": CLAUDE if name == "anthropic" else GEMINI,
+                "model": MODELS[name],
                 "api_key": {"fromEnv": "TEST_PROVIDER_KEY"},
             }
         },
@@ -72,3 +85,127 @@ async def test_the_provider_streams_a_reply(
     assert end_of(events) == {"type": "end", "stopReason": "end_turn", "error": None}, events
     assert reply_of(events) == REPLY
     assert len(api.requests) == 1
+
+
+def tool_call(provider: str, name: str, arguments: dict[str, Any]) -> Any:
+    """A scripted reply of ``provider``'s API that calls the tool ``name``."""
+    if provider == "anthropic":
+        return scriptedanthropic.ToolUse(name, arguments)
+    if provider == "gemini":
+        return scriptedgemini.FunctionCall(name, arguments)
+    return scriptedmodel.ToolCall(name, arguments)
+
+
+def last_result(provider: str, request: Any) -> dict[str, Any]:
+    """What the last tool call returned, as the model reads it in ``request`` (a step's
+    argument: the request body, or the OpenAI-compatible request's messages)."""
+    if provider == "anthropic":
+        text = scriptedanthropic.last_tool_result(request)
+    elif provider == "gemini":
+        text = scriptedgemini.last_function_response(request)
+    else:
+        text = scriptedmodel.last_tool_result(request)
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+def offered_tools(provider: str, request: dict[str, Any]) -> set[str]:
+    """The tools one request of ``provider`` offers the model."""
+    module: Any = {"anthropic": scriptedanthropic, "gemini": scriptedgemini}.get(
+        provider, scriptedmodel
+    )
+    return set(module.tool_names(request))
+
+
+async def test_a_tool_call_reads_the_cell_and_opens_a_review_and_changes_nothing(
+    http_server_client: Any,
+    provider: tuple[str, Any],
+    jp_fetch: Any,
+    jp_ws_fetch: Any,
+    jp_root_dir: Path,
+    copilot: Any,
+) -> None:
+    name, api = provider
+    page = await open_page(jp_fetch, jp_ws_fetch, jp_root_dir)
+    before = (jp_root_dir / "a.ipynb").read_bytes()
+    read_back: list[dict[str, Any]] = []
+
+    def edit_the_cell_read(request: Any) -> Any:
+        cell = last_result(name, request)["cell"]
+        read_back.append(cell)
+        return tool_call(
+            name,
+            EDIT,
+            {
+                "artifactId": cell["artifactId"],
+                "cellId": cell["cellId"],
+                "expectedSourceHash": cell["expectedSourceHash"],
+                "newSource": NEW,
+            },
+        )
+
+    def report(request: Any) -> str:
+        return f"Review opened: {last_result(name, request)['diffReviewOpened']}."
+
+    api.script = [tool_call(name, READ, {}), edit_the_cell_read, report]
+    conversation = await create(
+        jp_fetch, agentId="m", mode="autopilot", chatOnly=False, contextRefs=["selected_cell"]
+    )
+    events = await send(jp_fetch, conversation, "Make x equal 2.", page_id="p-1")
+    api.check()
+    assert end_of(events) == {"type": "end", "stopReason": "end_turn", "error": None}, events
+    assert reply_of(events) == "Review opened: True."
+    assert len(api.requests) == 3
+    # The reply's tokens are its three requests' (10 in and 5 out each); the context used
+    # is the last request's.
+    [usage] = [e for e in events if e["type"] == "usage"]
+    assert usage == {
+        "type": "usage",
+        "inputTokens": 30,
+        "outputTokens": 15,
+        "conversationInputTokens": 30,
+        "conversationOutputTokens": 15,
+        "contextUsed": 15,
+        "contextSize": 32768,
+    }
+    assert {READ, EDIT} <= offered_tools(name, api.requests[0])
+    # The model read the selected cell as the page holds it.
+    [cell] = read_back
+    assert (cell["cellId"], cell["source"]) == ("c1", OLD)
+    [invoke] = [r for r in page.requests if r["action"] == INVOKE]
+    assert invoke["data"]["newSource"] == NEW
+    assert invoke["data"]["expectedSourceHash"] == source_hash(OLD)
+    assert invoke["data"]["artifactId"] == copilot.jupyter_server.artifact_id("a.ipynb")
+    # The review is open in the page; nothing changed on disk before Keep.
+    assert (jp_root_dir / "a.ipynb").read_bytes() == before
+    _, body = await copilot_api(jp_fetch, "conversations", conversation)
+    [turn] = body["turns"]
+    assert [t["status"] for t in turn["toolCalls"]] == ["completed", "completed"]
+    page.close()
+
+
+async def test_each_reply_reports_its_tokens_and_the_conversations_totals(
+    http_server_client: Any, provider: tuple[str, Any], jp_fetch: Any
+) -> None:
+    # Every scripted API counts 10 tokens in and 5 out for every request.
+    _, api = provider
+    api.script = ["One.", "Two."]
+    conversation = await create(jp_fetch, agentId="m", chatOnly=True)
+    first = await send(jp_fetch, conversation, "First?")
+    second = await send(jp_fetch, conversation, "Second?")
+    api.check()
+    [usage] = [e for e in first if e["type"] == "usage"]
+    assert usage == {
+        "type": "usage",
+        "inputTokens": 10,
+        "outputTokens": 5,
+        "conversationInputTokens": 10,
+        "conversationOutputTokens": 5,
+        "contextUsed": 15,
+        "contextSize": 32768,
+    }
+    [usage] = [e for e in second if e["type"] == "usage"]
+    assert (usage["inputTokens"], usage["outputTokens"]) == (10, 5)
+    assert (usage["conversationInputTokens"], usage["conversationOutputTokens"]) == (20, 10)
+    _, body = await copilot_api(jp_fetch, "conversations", conversation)
+    assert [t["usage"]["outputTokens"] for t in body["turns"]] == [5, 5]
+    assert body["turns"][1]["usage"]["conversationInputTokens"] == 20
