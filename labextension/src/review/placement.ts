@@ -103,7 +103,8 @@ export async function showCell(
 
 /**
  * Scroll a review into view, only if it is not wholly visible once the
- * browser has laid it out. Reading its position at once would force a layout
+ * browser has laid it out, and again should it grow out of view within the
+ * first {@link Private.SETTLE_MS} milliseconds. Reading its position at once would force a layout
  * of the whole notebook; the intersection is computed with the next frame.
  *
  * The cell holding the review is observed too: in a cell far out of view the
@@ -120,9 +121,12 @@ export function revealWhenHidden(
   isOpen: () => boolean
 ): void {
   const node = review.node;
+  // Watched for a moment, not once: the diff lays out its parts in the
+  // frames after the first, and the browser's scroll anchoring may then push
+  // the top of a review that grows out of view.
+  window.setTimeout(() => observer.disconnect(), Private.SETTLE_MS);
   const observer = new IntersectionObserver(
     entries => {
-      observer.disconnect();
       const own = entries.filter(entry => entry.target === node).pop();
       const hidden = !own || own.intersectionRatio < Private.WHOLLY_VISIBLE;
       if (hidden && isOpen() && scroller.contains(node)) {
@@ -187,6 +191,12 @@ namespace Private {
    * The visible share of a review's area above which it is left where it is.
    */
   export const WHOLLY_VISIBLE = 0.99;
+
+  /**
+   * How long a new review is kept in view while it lays out, in
+   * milliseconds.
+   */
+  export const SETTLE_MS = 1000;
 
   /**
    * Whether a cell is rendered and in the document.
