@@ -332,6 +332,7 @@ async def lab_page(
     width: int = 1400,
     panel: bool = True,
     open_panel: bool = True,
+    notebook7: bool = False,
 ) -> AsyncIterator[Lab]:
     """Open JupyterLab at ``path`` in a new browser context of this process's Chromium and
     record the bridge traffic.
@@ -339,7 +340,8 @@ async def lab_page(
     The Copilot panel is only its tab at start; with ``open_panel`` (the default) it is then
     shown, as a person clicks its tab, and its parts have loaded. With ``panel=False`` (the
     feature switch off) it waits for the extension to have read the manifest and for the
-    application's main area instead of the Copilot panel.
+    application's main area instead of the Copilot panel. With ``notebook7``, ``path`` opens
+    in Jupyter Notebook 7's notebook page (``notebooks/<path>``) instead of JupyterLab.
     """
     require_chromium()
     from playwright.async_api import async_playwright
@@ -378,9 +380,8 @@ async def lab_page(
             async with page.expect_response(
                 lambda response: "copilot/api/manifest" in response.url, timeout=60000
             ):
-                await page.goto(
-                    f"{base}lab/tree/{path}?token={token}" if path else f"{base}lab?token={token}"
-                )
+                where = f"notebooks/{path}" if notebook7 else f"lab/tree/{path}" if path else "lab"
+                await page.goto(f"{base}{where}?token={token}")
             if panel:
                 await page.wait_for_selector(
                     "#jupyter-copilot-panel", state="attached", timeout=60000
