@@ -347,7 +347,7 @@ async def test_docstrings_with_ask_before_edits_then_plan_then_the_kill_switch(
         await chat.send("add docstrings")
         card = lab.page.locator(".jp-Copilot-Approval")
         await card.wait_for(state="visible", timeout=30000)
-        assert "notebook_edit_cell" in await card.inner_text()
+        assert "Propose a whole-cell edit" in await card.inner_text()
         await lab.screenshot("copilot-chat-approval.png")
         await card.locator(".jp-Copilot-ApprovalAllow").click()
         review = lab.page.locator(".jp-Copilot-Review")

@@ -118,7 +118,10 @@ async def test_an_outside_client_edit_waits_for_the_card_then_opens_the_review(
         await card.wait_for(state="visible")
         assert await card.get_attribute("data-state") == "pending"
         text = await card.inner_text()
-        assert "notebook_edit_cell" in text
+        # The tool in plain words; its name is the tooltip.
+        assert "Propose a whole-cell edit" in text
+        tool = card.locator(".jp-Copilot-ApprovalTool")
+        assert await tool.get_attribute("title") == "notebook_edit_cell"
         assert "analysis.ipynb" in text and "Cell 2 of 3" in text
         assert f"{len(NEW.encode())} bytes" in text
         # Metadata only: nothing of the proposal reaches the card.

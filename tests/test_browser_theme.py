@@ -207,14 +207,14 @@ async def test_the_default_mode_in_the_settings_is_the_mode_of_a_new_conversatio
         # The server's default until the person says otherwise.
         await eventually(lambda: mode_is("interactive"), "the server's default mode")
         select = await open_settings_editor(lab)
-        await select.select_option("plan")
+        await select.select_option(label="Plan")
         await eventually(lambda: mode_is("plan"), "the preferred mode, live")
 
         # A conversation keeps its mode; the next one takes the preference of then.
         await chat.choose_agent("scripted", chat_only=True)
         await chat.send("Reply with the word received")
         await chat.idle()
-        await select.select_option("autopilot")
+        await select.select_option(label="Autopilot")
         # Nothing shows that the panel has seen a change it must not apply: give it time.
         await lab.page.wait_for_timeout(300)
         assert await mode_is("plan")
@@ -223,7 +223,7 @@ async def test_the_default_mode_in_the_settings_is_the_mode_of_a_new_conversatio
 
         # A mode the person picks stays, whatever the preference says meanwhile.
         await chat.mode("interactive")
-        await select.select_option("plan")
+        await select.select_option(label="Plan")
         await lab.page.wait_for_timeout(300)
         assert await mode_is("interactive")
 
