@@ -103,8 +103,8 @@ export async function showCell(
 
 /**
  * Scroll a review into view, only if it is not wholly visible once the
- * browser has laid it out, and again should it grow out of view within the
- * first {@link Private.SETTLE_MS} milliseconds. Reading its position at once would force a layout
+ * browser has laid it out, and again should it grow out of view while it
+ * lays out (see `Private.keepInViewWhileGrowing`). Reading its position at once would force a layout
  * of the whole notebook; the intersection is computed with the next frame.
  *
  * The cell holding the review is observed too: in a cell far out of view the
@@ -121,12 +121,9 @@ export function revealWhenHidden(
   isOpen: () => boolean
 ): void {
   const node = review.node;
-  // Watched for a moment, not once: the diff lays out its parts in the
-  // frames after the first, and the browser's scroll anchoring may then push
-  // the top of a review that grows out of view.
-  window.setTimeout(() => observer.disconnect(), Private.SETTLE_MS);
   const observer = new IntersectionObserver(
     entries => {
+      observer.disconnect();
       const own = entries.filter(entry => entry.target === node).pop();
       const hidden = !own || own.intersectionRatio < Private.WHOLLY_VISIBLE;
       if (hidden && isOpen() && scroller.contains(node)) {
@@ -139,6 +136,7 @@ export function revealWhenHidden(
   if (review.parent) {
     observer.observe(review.parent.node);
   }
+  Private.keepInViewWhileGrowing(scroller, node, isOpen);
 }
 
 /**
@@ -197,6 +195,38 @@ namespace Private {
    * milliseconds.
    */
   export const SETTLE_MS = 1000;
+
+  /**
+   * For its first {@link SETTLE_MS} milliseconds, bring a review that
+   * changes size back into view: the diff lays out its parts in the frames
+   * after the first, and the browser's scroll anchoring may push the top of
+   * a growing review out of view. Only its own changes of size count, never
+   * a scroll; and the first key, click or wheel of the person in the
+   * notebook ends the watch.
+   */
+  export function keepInViewWhileGrowing(
+    scroller: HTMLElement,
+    node: HTMLElement,
+    isOpen: () => boolean
+  ): void {
+    // Called once it is laid out, then at each change of its size; a review
+    // wholly in view stays where it is.
+    const resizes = new ResizeObserver(() => {
+      if (isOpen() && scroller.contains(node)) {
+        ElementExt.scrollIntoViewIfNeeded(scroller, node);
+      }
+    });
+    const events = ['wheel', 'pointerdown', 'keydown', 'touchstart'];
+    const stop = (): void => {
+      resizes.disconnect();
+      events.forEach(e => scroller.removeEventListener(e, stop, true));
+    };
+    events.forEach(e =>
+      scroller.addEventListener(e, stop, { capture: true, passive: true })
+    );
+    resizes.observe(node);
+    window.setTimeout(stop, SETTLE_MS);
+  }
 
   /**
    * Whether a cell is rendered and in the document.
