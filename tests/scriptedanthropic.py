@@ -44,7 +44,24 @@ class ToolUse:
     input: dict[str, Any] = field(default_factory=dict)
 
 
-Reply = str | ToolUse
+@dataclass
+class Failure:
+    """An answer with an HTTP error status and the Messages API's error body, not a reply.
+
+    ``type`` is the body's ``error.type`` (``authentication_error``, ``not_found_error``,
+    ``rate_limit_error`` ...), as the real API names it.
+    """
+
+    status: int
+    type: str
+    message: str = "scripted failure"
+
+    def body(self) -> dict[str, Any]:
+        """The error body the real API answers with."""
+        return {"type": "error", "error": {"type": self.type, "message": self.message}}
+
+
+Reply = str | ToolUse | Failure
 Step = Reply | Callable[[dict[str, Any]], Reply]
 
 
@@ -268,6 +285,7 @@ class ScriptedAnthropic:
             return "(the scripted model's step failed)"
 
     def _content(self, reply: Reply) -> tuple[list[dict[str, Any]], str]:
+        assert not isinstance(reply, Failure), "a failure is answered without a message"
         if isinstance(reply, ToolUse):
             block = {
                 "type": "tool_use",
@@ -383,6 +401,10 @@ class _MessagesHandler(_Handler):
         body = json.loads(self.request.body)
         reply = self.model.answer(body)
         name = body.get("model", MODEL_NAME)
+        if isinstance(reply, Failure):
+            self.set_status(reply.status)
+            self.finish(reply.body())
+            return
         if not body.get("stream"):
             self.finish(self.model.message(reply, name))
             return

@@ -40,7 +40,24 @@ class FunctionCall:
     args: dict[str, Any] = field(default_factory=dict)
 
 
-Reply = str | FunctionCall
+@dataclass
+class Failure:
+    """An answer with an HTTP error status and the Gemini API's error body, not a reply.
+
+    ``status`` is the body's ``error.status`` (``UNAUTHENTICATED``, ``NOT_FOUND``,
+    ``RESOURCE_EXHAUSTED`` ...), as the real API names it.
+    """
+
+    code: int
+    status: str
+    message: str = "scripted failure"
+
+    def body(self) -> dict[str, Any]:
+        """The error body the real API answers with."""
+        return {"error": {"code": self.code, "message": self.message, "status": self.status}}
+
+
+Reply = str | FunctionCall | Failure
 Step = Reply | Callable[[dict[str, Any]], Reply]
 
 
@@ -265,6 +282,7 @@ class ScriptedGemini:
 
     def response(self, reply: Reply | dict[str, Any], model: str) -> dict[str, Any]:
         """A whole ``GenerateContentResponse`` for one reply."""
+        assert not isinstance(reply, Failure), "a failure is answered without a response"
         if isinstance(reply, FunctionCall):
             call = {"name": reply.name, "args": reply.args, "id": f"call-{next(self._ids)}"}
             part: dict[str, Any] = {"functionCall": call}
@@ -341,6 +359,10 @@ class _ModelMethodHandler(_Handler):
             self.finish({"error": {"code": 404, "message": f"unknown method {method}"}})
             return
         reply = self.model.answer(body)
+        if isinstance(reply, Failure):
+            self.set_status(reply.code)
+            self.finish(reply.body())
+            return
         if method == "generateContent":
             self.finish(self.model.response(reply, model))
             return

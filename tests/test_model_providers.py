@@ -32,6 +32,9 @@ pytest.importorskip("pydantic_ai", reason="the models extra is not installed")
 REPLY = "Hello from a scripted provider, in parts."
 
 
+#: The key the server's environment holds for the endpoint.
+KEY = "provider-key-0c3d"
+
 #: Each provider's name for the scripted API's model.
 MODELS = {"anthropic": CLAUDE, "gemini": GEMINI, "openai-compatible": scriptedmodel.MODEL_NAME}
 
@@ -59,7 +62,7 @@ def provider(
 def copilot_config(provider: tuple[str, Any], monkeypatch: pytest.MonkeyPatch) -> Any:
     """One model endpoint of the provider, with a key from the server's environment."""
     name, api = provider
-    monkeypatch.setenv("TEST_PROVIDER_KEY", "provider-key-0c3d")
+    monkeypatch.setenv("TEST_PROVIDER_KEY", KEY)
     return {
         "models": {
             "m": {
@@ -209,3 +212,66 @@ async def test_each_reply_reports_its_tokens_and_the_conversations_totals(
     _, body = await copilot_api(jp_fetch, "conversations", conversation)
     assert [t["usage"]["outputTokens"] for t in body["turns"]] == [5, 5]
     assert body["turns"][1]["usage"]["conversationInputTokens"] == 20
+
+
+#: For each HTTP status, the error type the Anthropic API names in its body, the status
+#: the Gemini API names in its body, and the OpenAI-compatible error code.
+ERROR_NAMES = {
+    401: ("authentication_error", "UNAUTHENTICATED", "invalid_api_key"),
+    404: ("not_found_error", "NOT_FOUND", "model_not_found"),
+    429: ("rate_limit_error", "RESOURCE_EXHAUSTED", "rate_limit_exceeded"),
+}
+
+
+def failure(provider: str, status: int, message: str) -> Any:
+    """A scripted answer of ``provider``'s API: ``status`` with its own error body."""
+    anthropic, gemini, openai = ERROR_NAMES[status]
+    if provider == "anthropic":
+        return scriptedanthropic.Failure(status, anthropic, message)
+    if provider == "gemini":
+        return scriptedgemini.Failure(status, gemini, message)
+    return scriptedmodel.Failure(status, message, openai)
+
+
+@pytest.mark.parametrize(
+    ("status", "words"),
+    [
+        (401, "refused the key (HTTP 401)"),
+        (404, "has no model named '{model}' (HTTP 404)"),
+        (429, "is rate-limiting requests (HTTP 429)"),
+    ],
+    ids=["401", "404", "429"],
+)
+async def test_an_endpoint_error_is_the_turns_error_in_plain_words(
+    http_server_client: Any, provider: tuple[str, Any], jp_fetch: Any, status: int, words: str
+) -> None:
+    name, api = provider
+    # The endpoint's own message can echo the key: the person never reads it.
+    message = f"Scripted {status} for the key {KEY}"
+    # The Anthropic and OpenAI SDKs retry a 429 once (Gemini's does not); nothing else.
+    api.script = [failure(name, status, message)] * 2
+    conversation = await create(jp_fetch, agentId="m", chatOnly=True)
+    events = await send(jp_fetch, conversation, "Hello?")
+    api.check()
+    end = end_of(events)
+    assert end["type"] == "end" and end["stopReason"] == "error", events
+    assert words.format(model=MODELS[name]) in end["error"]
+    assert end["error"].startswith(f"The model endpoint at 127.0.0.1:{api.port} ")
+    assert message not in json.dumps(events) and KEY not in json.dumps(events)
+    assert reply_of(events) == ""
+    assert len(api.requests) == (1 if status != 429 or name == "gemini" else 2)
+
+
+async def test_an_endpoint_that_does_not_answer_is_unreachable_in_plain_words(
+    http_server_client: Any, provider: tuple[str, Any], jp_fetch: Any
+) -> None:
+    _, api = provider
+    api.stop()  # nothing listens on the configured 127.0.0.1 port any more
+    conversation = await create(jp_fetch, agentId="m", chatOnly=True)
+    events = await send(jp_fetch, conversation, "Hello?")
+    end = end_of(events)
+    assert end == {
+        "type": "end",
+        "stopReason": "error",
+        "error": f"The model endpoint at 127.0.0.1:{api.port} cannot be reached: is it running?",
+    }, events
