@@ -126,6 +126,8 @@ async def test_plan_mode_and_a_declined_card_read_as_calm_notices(
             "Not done"
         )
         assert "person denied" not in await panel(lab).inner_text()
+        # No raw error behind a Details either: the notice is the whole story.
+        assert await tool.locator(".jp-Copilot-ToolCardDetails").is_hidden()
 
         # Plan: the refusal the person's own mode causes is a notice in plain words.
         await chat.mode("plan")
@@ -141,6 +143,7 @@ async def test_plan_mode_and_a_declined_card_read_as_calm_notices(
         assert "Ask before edits" in text and "plan-mode" not in text
         assert "jp-mod-notice" in (await note.get_attribute("class") or "")
         assert await note.evaluate(COLOR) != await lab.page.evaluate(ERROR_COLOR)
+        assert await tool.locator(".jp-Copilot-ToolCardDetails").is_hidden()
         # The demo agent says it calmly too: no refusal code.
         said = await reply(chat)
         assert said.startswith("This conversation is in Plan mode, so I can only suggest.")

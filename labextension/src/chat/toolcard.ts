@@ -28,7 +28,7 @@ import { IToolCall, shortError } from './transcript';
  * because of what the person chose (the conversation's Plan mode, or a card
  * they declined) is no error: it shows a calm notice
  * `.jp-Copilot-ToolCardError.jp-mod-notice` in our words, an information
- * icon and `data-outcome` (`plan-mode` or `declined`). Every text of the
+ * icon and `data-outcome` (`plan-mode` or `declined`), and no raw error. Every text of the
  * agent's shows its hidden characters as escapes (see {@link Visible}).
  */
 export namespace ToolCard {
@@ -121,11 +121,13 @@ export namespace ToolCard {
     const details = node.querySelector<HTMLDetailsElement>(
       '.jp-Copilot-ToolCardDetails'
     )!;
-    details.hidden = !full && !output;
-    details.querySelector('summary')!.textContent = full
+    // The person's own choice needs no error text: the notice says it all.
+    const raw = chosen ? '' : full;
+    details.hidden = !raw && !output;
+    details.querySelector('summary')!.textContent = raw
       ? trans.__('Details')
       : trans.__('Output');
-    Private.text(details, '.jp-Copilot-ToolCardFull', full, titles);
+    Private.text(details, '.jp-Copilot-ToolCardFull', raw, titles);
     Private.text(details, '.jp-Copilot-ToolCardOutput', output, titles);
   }
 }
