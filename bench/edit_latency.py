@@ -447,41 +447,34 @@ class Bench:
     def edit(self, n: int, calls: Calls) -> None:
         """One edit call on the target cell; it supersedes the review before it."""
         body = self.body(TARGET, n)
-        self.rest()
-        ms, status, raw = self.client.call("POST", INVOKE, json.dumps(body))
-        calls.record(body["callId"], ms, status, raw)
-        self.page.evaluate(FRAME_JS)  # the review drawn, outside the timed call
-        shown = review_ids(self.page)
-        if shown != [body["callId"]]:
-            calls.failures.append(f"{body['callId']}: reviews in the page {shown}")
+        self.open_review(INVOKE, body, calls)
 
     def insert(self, n: int, calls: Calls) -> None:
         """One insert call after the target cell; its pending cell is withdrawn after."""
         body = insert_body(self.artifact, cell_id(TARGET), n, self.page_id)
-        self.rest()
-        ms, status, raw = self.client.call("POST", INSERT, json.dumps(body))
-        calls.record(body["callId"], ms, status, raw)
-        self.page.evaluate(FRAME_JS)
-        shown = review_ids(self.page)
-        if shown != [body["callId"]]:
-            calls.failures.append(f"{body['callId']}: reviews in the page {shown}")
+        self.open_review(INSERT, body, calls)
         self.abort(INSERT_ABORT, body["callId"], calls)
         self.page.evaluate(FRAME_JS)
 
     def withdraw(self, n: int, calls: Calls) -> None:
         """One edit call on the target cell, then its abort, which withdraws the review."""
         body = self.body(TARGET, n)
-        self.rest()
-        ms, status, raw = self.client.call("POST", INVOKE, json.dumps(body))
-        calls.record(body["callId"], ms, status, raw)
-        self.page.evaluate(FRAME_JS)
-        shown = review_ids(self.page)
-        if shown != [body["callId"]]:
-            calls.failures.append(f"{body['callId']}: reviews in the page {shown}")
+        self.open_review(INVOKE, body, calls)
         self.abort(EDIT_ABORT, body["callId"], calls)
         self.page.evaluate(FRAME_JS)
         if review_ids(self.page):
             calls.failures.append(f"{body['callId']}: the review stayed after the abort")
+
+    def open_review(self, action: str, body: dict[str, Any], calls: Calls) -> None:
+        """Make the timed call ``body`` to ``action``; once the page has drawn it, check that
+        its review is the only one shown."""
+        self.rest()
+        ms, status, raw = self.client.call("POST", action, json.dumps(body))
+        calls.record(body["callId"], ms, status, raw)
+        self.page.evaluate(FRAME_JS)  # the review drawn, outside the timed call
+        shown = review_ids(self.page)
+        if shown != [body["callId"]]:
+            calls.failures.append(f"{body['callId']}: reviews in the page {shown}")
 
     def abort(self, action: str, call_id: str, calls: Calls) -> None:
         """Withdraw call ``call_id`` with ``action``, timed as the page at rest or not."""
