@@ -34,7 +34,7 @@ import json
 import os
 import random
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -1134,9 +1134,16 @@ def _file_cells(path: Path) -> list[tuple[str, str]] | None:
 # -- what the tests and the benchmark call -----------------------------------------------------
 
 
-def run_machine(world: World, sequences: int, steps: int, seed: int) -> Figures:
+def run_machine(
+    world: World, sequences: int, steps: int, seed: int, shrink_seconds: int | None = None
+) -> Figures:
     """Run ``sequences`` random sequences of up to ``steps`` steps; blocking, so call it from
-    a thread other than the event loop's. Raises the shrunk failure unless counting."""
+    a thread other than the event loop's. Raises the shrunk failure unless counting.
+
+    Shrinking replays each candidate sequence in the browser, until Hypothesis's own limit
+    of five minutes; ``shrink_seconds`` sets a shorter one (Hypothesis has no setting for
+    it, so this sets its engine's constant for the run, and keeps five minutes if that
+    constant is gone)."""
     world.figures.seed = seed
     EditSafety.world = world
     test = get_state_machine_test(
@@ -1153,7 +1160,8 @@ def run_machine(world: World, sequences: int, steps: int, seed: int) -> Figures:
     )
     started = time.monotonic()
     try:
-        use_seed(seed)(test)()
+        with shrinking_within(shrink_seconds):
+            use_seed(seed)(test)()
     finally:
         world.figures.seconds = time.monotonic() - started
         report = os.environ.get(REPORT_ENV)
@@ -1161,6 +1169,22 @@ def run_machine(world: World, sequences: int, steps: int, seed: int) -> Figures:
             with open(report, "a", encoding="utf-8") as out:
                 out.write(json.dumps(world.figures.as_json()) + "\n")
     return world.figures
+
+
+@contextlib.contextmanager
+def shrinking_within(seconds: int | None) -> Iterator[None]:
+    """Hypothesis stops shrinking after ``seconds`` instead of its five minutes, while inside."""
+    from hypothesis.internal.conjecture import engine
+
+    default = getattr(engine, "MAX_SHRINKING_SECONDS", None)
+    if seconds is None or default is None:
+        yield
+        return
+    engine.MAX_SHRINKING_SECONDS = seconds
+    try:
+        yield
+    finally:
+        engine.MAX_SHRINKING_SECONDS = default
 
 
 # -- JavaScript run in the pages -------------------------------------------------------------
