@@ -129,6 +129,9 @@ class World:
     agent: Any
     bob: Lab | None = None
     count_violations: bool = False
+    #: When counting: once a violation's error contains this, the remaining sequences do
+    #: nothing (a test that proves a planted bug is caught needs one catch, not all of them).
+    enough: str | None = None
     #: Set when the test ends, so that the machine's thread stops with it.
     stopped: bool = False
     #: Whether the person may reload the page (a planted page bug does not survive one).
@@ -258,6 +261,9 @@ class EditSafety(RuleBasedStateMachine):
         self.active = PATH
         self.killed = False
         self.reloaded = False
+        if self.world.enough and any(self.world.enough in v["error"] for v in figures.violations):
+            self.broken = True
+            return
         try:
             self.run(self._reset())
         except Exception as error:

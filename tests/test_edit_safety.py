@@ -204,6 +204,7 @@ async def test_a_run_before_allow_or_an_insert_before_keep_is_caught(
     async with world_of(lab_server, jp_fetch, jp_root_dir, copilot, False) as world:
         world.reloads = False
         world.count_violations = True
+        world.enough = caught
         await world.alice.page.evaluate(bug)
         figures = await asyncio.to_thread(run_machine, world, 8, 25, 20261203)
     assert figures.violations, figures.as_json()
