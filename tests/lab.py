@@ -51,6 +51,10 @@ CHROMIUM_ARGS = [
 ]
 BRIDGE_PATH = "copilot/api/bridge"
 IMAGES = Path(__file__).parent.parent / "docs" / "images"
+#: ``COPILOT_SCREENSHOTS=docs`` makes the browser tests retake the docs' screenshots in
+#: docs/images; otherwise they go to a folder of the test process's own, removed at its
+#: end, so that a test run leaves the checkout as it found it.
+SCREENSHOTS_ENV = "COPILOT_SCREENSHOTS"
 
 
 def require_chromium() -> None:
@@ -317,11 +321,26 @@ class Lab:
         )
 
     async def screenshot(self, name: str) -> Path:
-        """Save a screenshot under docs/images and return its path."""
-        IMAGES.mkdir(parents=True, exist_ok=True)
-        path = IMAGES / name
+        """Save a screenshot as ``name`` and return its path: under docs/images with
+        ``COPILOT_SCREENSHOTS=docs``, else in :func:`screenshots_dir`."""
+        path = screenshots_dir() / name
         await self.page.screenshot(path=str(path))
         return path
+
+
+_screenshots: Path | None = None
+
+
+def screenshots_dir() -> Path:
+    """Where :meth:`Lab.screenshot` saves (see ``SCREENSHOTS_ENV``)."""
+    global _screenshots
+    if os.environ.get(SCREENSHOTS_ENV) == "docs":
+        IMAGES.mkdir(parents=True, exist_ok=True)
+        return IMAGES
+    if _screenshots is None:
+        _screenshots = Path(tempfile.mkdtemp(prefix="copilot-screenshots-"))
+        atexit.register(shutil.rmtree, _screenshots, ignore_errors=True)
+    return _screenshots
 
 
 @asynccontextmanager
