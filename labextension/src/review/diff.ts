@@ -14,7 +14,8 @@ import {
   DecorationSet,
   EditorView,
   highlightSpecialChars,
-  ViewPlugin
+  ViewPlugin,
+  ViewUpdate
 } from '@codemirror/view';
 import { jupyterTheme } from '@jupyterlab/codemirror';
 
@@ -147,14 +148,20 @@ export function createDiff(
   });
   const spare = Private.kept.spare;
   Private.kept.spare = null;
-  if (!spare) {
-    return new EditorView({ parent: box, root, state });
+  if (spare) {
+    try {
+      // Its rules go to this root's style sheet, then its content is rebuilt.
+      spare.setRoot(root);
+      box.append(spare.dom);
+      spare.setState(state);
+      return spare;
+    } catch {
+      // In the middle of an update of its own: not fit to be taken over.
+      spare.dom.remove();
+      spare.destroy();
+    }
   }
-  // Its rules go to this root's style sheet, then its content is rebuilt.
-  spare.setRoot(root);
-  box.append(spare.dom);
-  spare.setState(state);
-  return spare;
+  return new EditorView({ parent: box, root, state });
 }
 
 /**
@@ -185,9 +192,17 @@ export function showHidden(titles: Visible.Titles): Extension {
 }
 
 /**
- * Give back the editor of a diff whose view goes: it leaves the page, keeps
- * nothing of the diff, and the next {@link createDiff} takes it over. One is
- * kept; any other is destroyed.
+ * Give back the editor of a diff whose view goes: it leaves the page at
+ * once, and the next {@link createDiff} takes it over. One is kept; any
+ * other is destroyed. One not taken over within a second is emptied then,
+ * at the page's next idle time, and keeps nothing of the diff.
+ *
+ * It is not emptied at once because a new state makes the editor measure
+ * itself at the next frame, and a measure reads the layout of the whole
+ * page: when a new proposal supersedes a review, or an abort withdraws
+ * one, the page lays out the notebook in that frame anyway, and in a long
+ * notebook a second layout of every cell, or a frame more, would delay the
+ * agent's next call.
  *
  * @param editor - An editor made by {@link createDiff}, no longer used by
  *   its view.
@@ -201,22 +216,52 @@ export function releaseDiff(editor: EditorView): void {
     editor.destroy();
     return;
   }
-  try {
-    editor.setState(EditorState.create());
-  } catch {
-    // In the middle of an update of its own: not fit to be taken over.
-    editor.destroy();
-    return;
-  }
   Private.kept.spare = editor;
+  Private.emptyWhenIdle(editor);
 }
 
 namespace Private {
   /**
-   * The editor of the last diff closed, empty and out of the page, for the
-   * next diff to take over.
+   * The editor of the last diff closed, out of the page (and emptied once
+   * the page is idle), for the next diff to take over.
    */
   export const kept: { spare: EditorView | null } = { spare: null };
+
+  /**
+   * How long a released editor keeps its diff before it is emptied, at
+   * the page's next idle time, in milliseconds: an agent's next proposal
+   * usually takes it over before, with a state of its own.
+   */
+  export const EMPTY_AFTER = 1000;
+
+  /**
+   * Empty a released editor {@link EMPTY_AFTER} milliseconds later, once
+   * the page is idle, unless a diff took it over first.
+   */
+  export function emptyWhenIdle(editor: EditorView): void {
+    const empty = (): void => {
+      if (kept.spare !== editor) {
+        return;
+      }
+      try {
+        editor.setState(EditorState.create());
+      } catch {
+        // In the middle of an update of its own: not fit to be taken over.
+        kept.spare = null;
+        editor.destroy();
+      }
+    };
+    window.setTimeout(() => {
+      if (kept.spare !== editor) {
+        return;
+      }
+      if (typeof window.requestIdleCallback === 'function') {
+        window.requestIdleCallback(empty, { timeout: EMPTY_AFTER });
+      } else {
+        empty();
+      }
+    }, EMPTY_AFTER);
+  }
 
   /**
    * The look of the diff: JupyterLab's code font, and the colours of added,
@@ -337,33 +382,51 @@ namespace Private {
   /**
    * Marks the hidden characters of the removed lines once the merge view
    * has drawn them. They are drawn once per chunk and kept, so each chunk
-   * is marked once; the editor ignores changes inside what it drew as a
-   * widget.
+   * is marked once.
+   *
+   * The editor reads every change of its content as typed: a change it did
+   * not make itself has it read its content and measure itself again, in a
+   * frame of its own, and in a long notebook each frame lays out every
+   * cell. So a chunk changes only when it holds a hidden character; which
+   * chunks were looked at is kept here, not in the page.
    */
   export class RemovedLines {
     constructor(
       readonly view: EditorView,
       readonly titles: Visible.Titles
     ) {
-      this.update();
+      this._mark();
     }
 
-    update(): void {
+    /**
+     * Mark again after a transaction or a change of the part drawn, which
+     * may draw removed lines; not after the editor only measured itself,
+     * which draws none.
+     */
+    update(update: ViewUpdate): void {
+      if (update.transactions.length > 0 || update.viewportChanged) {
+        this._mark();
+      }
+    }
+
+    private _mark(): void {
       this.view.requestMeasure({
         key: this,
         read: () => null,
         write: () => {
           this.view.dom
-            .querySelectorAll<HTMLElement>(
-              '.cm-deletedChunk:not([data-hidden-marked])'
-            )
+            .querySelectorAll<HTMLElement>('.cm-deletedChunk')
             .forEach(chunk => {
-              chunk.dataset.hiddenMarked = 'true';
-              Visible.markIn(chunk, this.titles);
+              if (!this._seen.has(chunk)) {
+                this._seen.add(chunk);
+                Visible.markIn(chunk, this.titles);
+              }
             });
         }
       });
     }
+
+    private _seen = new WeakSet<HTMLElement>();
   }
 
   /**
