@@ -143,3 +143,38 @@ class TestOnlyMissingAgentsAllowed:
             "message": "None of the agents this server allows is installed: the Agent menu "
             "says how to install them.",
         }
+
+
+class TestAConfiguredAgentIsMissing:
+    @pytest.fixture
+    def copilot_config(self, path_dir: Path, tmp_path: Path) -> dict[str, Any]:
+        # The admin's own entries: one program was never installed, the other was.
+        here = path_dir / "here-acp"
+        here.write_text("#!/bin/sh\nexit 1\n")
+        here.chmod(0o755)
+        return {
+            "discover_models": False,
+            "agents": {
+                "gone": {"command": [str(tmp_path / "opt" / "gone-acp")], "label": "Gone"},
+                "here": {"command": ["here-acp"], "label": "Here"},
+            },
+        }
+
+    async def test_it_is_listed_in_its_place_as_not_installed_and_cannot_be_chosen(
+        self, jp_fetch: Any
+    ) -> None:
+        missing = (
+            "Not installed: the program 'gone-acp' is not found; install it, then restart "
+            "JupyterLab."
+        )
+        _, body = await api(jp_fetch, "agents")
+        assert [(a["id"], a["unavailable"]) for a in body["agents"]] == [
+            ("gone", missing),
+            ("here", None),
+        ]
+        assert body["defaultAgent"] == "here"
+        status, body = await api(jp_fetch, "conversations", method="POST", body={"agentId": "gone"})
+        assert (status, body["error"]) == (
+            400,
+            {"code": "invalid-input", "message": f"The agent 'Gone' cannot be used. {missing}"},
+        )

@@ -34,10 +34,12 @@ def catalog(
     unguarded: bool = False,
 ):
     warnings: list[str] = []
+    # Configured programs are installed (test_a_configured_agent_whose_program_is_missing_...).
+    installed = set(on_path) | {"my-acp", "m", "a", "x", "y"}
     agents = build_catalog(
         configured,
         discover,
-        lambda c: f"/bin/{c}" if c in on_path else None,
+        lambda c: f"/bin/{c}" if c in installed else None,
         warnings.append,
         unguarded,
     )
@@ -82,6 +84,23 @@ def test_known_agents_not_installed_are_listed_last_with_their_install_command()
     # default (available()).
     assert [a.id for a in build_catalog({}, False, lambda c: None, print)] == [DEMO_AGENT]
     assert available(build_catalog({}, True, lambda c: None, print)) == [DEMO_AGENT]
+
+
+def test_a_configured_agent_whose_program_is_missing_is_listed_in_its_place_but_cannot_start() -> (
+    None
+):
+    configured = {
+        "gone": {"command": ["/opt/agents/bin/gone-acp", "--acp"], "label": "Gone"},
+        "here": {"command": ["here-acp"]},
+    }
+    agents = build_catalog(configured, False, lambda c: c if c == "here-acp" else None, print)
+    assert [(a.id, a.unavailable is None) for a in agents] == [("gone", False), ("here", True)]
+    shown = agents[0].to_json()
+    assert shown["unavailable"] == (
+        "Not installed: the program 'gone-acp' is not found; install it, then restart JupyterLab."
+    )
+    assert shown["description"] == shown["unavailable"] and "/opt" not in shown["unavailable"]
+    assert available(agents) == ["here"]
 
 
 def test_known_agents_run_their_current_command_and_the_old_name_still_works() -> None:

@@ -320,7 +320,8 @@ def build_catalog(
     working sandbox (``sandboxed`` false) that includes every agent whose own tools read
     files without asking us. The demo agent is offered when the configuration names no
     agent, after them. Known agents that would be offered but are not installed come last,
-    marked ``unavailable`` with their install command.
+    marked ``unavailable`` with their install command. A configured agent whose command is
+    not found keeps its place, marked ``unavailable`` (:func:`command_not_found`).
     """
     agents: dict[str, AgentSpec] = {}
     for agent_id, entry in configured.items():
@@ -329,7 +330,7 @@ def build_catalog(
         except AgentConfigError as e:
             warn(f"Copilot: ignoring a configured agent: {e}")
             continue
-        agents[spec.id] = spec
+        agents[spec.id] = spec if which(spec.command[0]) else command_not_found(spec)
     for spec in models:
         agents.setdefault(spec.id, spec)
     missing: list[AgentSpec] = []
@@ -352,6 +353,16 @@ def not_installed(spec: AgentSpec) -> AgentSpec:
     """A known agent whose command is not on PATH: listed, with how to install it, but it
     cannot be chosen (docs/conversations.md, "GET agents")."""
     reason = f"Not installed: {spec.install}, then restart JupyterLab."
+    return replace(spec, description=reason, unavailable=reason)
+
+
+def command_not_found(spec: AgentSpec) -> AgentSpec:
+    """A configured agent whose program is neither on PATH nor an executable file: listed in
+    its place, but it cannot be chosen. Only the program's name is shown, not its folder."""
+    program = spec.command[0].rsplit("/", 1)[-1]
+    reason = (
+        f"Not installed: the program '{program}' is not found; install it, then restart JupyterLab."
+    )
     return replace(spec, description=reason, unavailable=reason)
 
 
