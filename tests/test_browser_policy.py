@@ -6,12 +6,15 @@ it allows.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 
+from tests.conftest import make_notebook
 from tests.conversations import SCRIPTED_AGENT, agent_log, scripted_agents
 from tests.eventually import eventually
 from tests.lab import lab_page
@@ -79,6 +82,28 @@ async def test_the_panel_offers_only_what_the_policy_allows(lab_server: Any, log
         await chat.idle()
         assert (await chat.last_reply()).strip() == "allowed"
         assert len(agent_log(log, "prompt")) == 1
+
+
+async def test_without_cell_outputs_an_error_shows_no_fix_or_explain(
+    lab_server: Any, jp_root_dir: Path
+) -> None:
+    # Fix and Explain attach the error, an output: the policy here leaves outputs out, so
+    # the message they prepare would be refused (tests/test_browser_mentions.py shows them).
+    path = make_notebook(jp_root_dir, "e.ipynb", ["1 / 0"])
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells[0].outputs = [
+        nbformat.v4.new_output(
+            "error", ename="ZeroDivisionError", evalue="division by zero", traceback=["1 / 0"]
+        )
+    ]
+    nbformat.write(notebook, path)
+    async with lab_page(lab_server) as lab:
+        async with lab.page.expect_response(lambda r: r.url.split("?")[0].endswith("/agents")):
+            await lab.open("e.ipynb")
+        cell = lab.notebook("e.ipynb").locator(".jp-Cell").first
+        await cell.locator(".jp-OutputArea-output").wait_for(state="visible")
+        await asyncio.sleep(1.0)  # the point: no buttons come, so a fixed wait
+        assert await cell.locator(".jp-Copilot-ErrorActions").count() == 0
 
 
 async def _equals(read: Any, expected: list[str]) -> bool:

@@ -33,6 +33,7 @@ export class ErrorActions implements IDisposable {
     this._notebooks = options.notebooks;
     this._commands = options.commands;
     this._trans = options.trans;
+    this._allowed = options.allowed;
     this._notebooks.widgetAdded.connect(this._onAdded, this);
     this._notebooks.forEach(panel => this._watch(panel));
   }
@@ -97,12 +98,35 @@ export class ErrorActions implements IDisposable {
     if (panel.isDisposed) {
       return;
     }
+    if (this._policy === 'unknown') {
+      if (
+        panel.content.widgets.some(
+          cell => cell.model.type === 'code' && Private.hasError(cell)
+        )
+      ) {
+        // Asked once, when the first error shows: a policy without cell
+        // outputs would refuse the message the buttons prepare.
+        this._policy = 'asking';
+        void this._allowed()
+          .catch(() => true)
+          .then(allows => {
+            this._policy = allows ? 'allows' : 'refuses';
+            this._notebooks.forEach(p => this._sync(p));
+          });
+      }
+      return;
+    }
+    if (this._policy === 'asking') {
+      return;
+    }
+    const allows = this._policy === 'allows';
     for (const cell of panel.content.widgets) {
       const wrapper = cell.node.querySelector(
         ':scope > .jp-Cell-outputWrapper'
       );
       const shown = wrapper?.querySelector(':scope > .jp-Copilot-ErrorActions');
-      const error = cell.model.type === 'code' && Private.hasError(cell);
+      const error =
+        allows && cell.model.type === 'code' && Private.hasError(cell);
       if (!error || !wrapper) {
         shown?.remove();
         wrapper?.classList.remove('jp-Copilot-HasErrorActions');
@@ -141,6 +165,8 @@ export class ErrorActions implements IDisposable {
   private _notebooks: INotebookTracker;
   private _commands: JupyterFrontEnd['commands'];
   private _trans: TranslationBundle;
+  private _allowed: () => Promise<boolean>;
+  private _policy: 'unknown' | 'asking' | 'allows' | 'refuses' = 'unknown';
   private _isDisposed = false;
 }
 
@@ -155,6 +181,12 @@ export namespace ErrorActions {
     notebooks: INotebookTracker;
     commands: JupyterFrontEnd['commands'];
     trans: TranslationBundle;
+    /**
+     * Whether the administrator's policy allows `cell_outputs`; asked once,
+     * when the first error shows (an unanswered question counts as yes: the
+     * server still refuses what the policy does not allow).
+     */
+    allowed: () => Promise<boolean>;
   }
 }
 

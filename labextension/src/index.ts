@@ -239,7 +239,17 @@ namespace Private {
     options.restorer?.add(panel, CopilotPanel.ID);
     addCommands(app, panel, notebooks, palette, trans);
     addErrorCommands(app, panel, notebooks, bridge, trans);
-    new ErrorActions({ notebooks, commands: app.commands, trans });
+    new ErrorActions({
+      notebooks,
+      commands: app.commands,
+      trans,
+      allowed: async () => {
+        const info = (await api.agents()).result;
+        return (
+          info?.policy?.allowedContextRefs.includes('cell_outputs') ?? true
+        );
+      }
+    });
     // A card or a file review for the parts: the bridge holds it until they
     // are loaded and connected.
     bridge.held.connect(() => void loadParts().catch(() => undefined));
