@@ -67,6 +67,29 @@ def last_tool_result(messages: list[dict[str, Any]]) -> str:
     raise AssertionError("no tool result in the conversation so far")
 
 
+def edit_args(cell: dict[str, Any], new_source: str) -> dict[str, Any]:
+    """The edit tool's arguments for a cell as the read tool returned it: its ids and hash."""
+    return {
+        "artifactId": cell["artifactId"],
+        "cellId": cell["cellId"],
+        "expectedSourceHash": cell["expectedSourceHash"],
+        "newSource": new_source,
+    }
+
+
+def read_then_edit(read: str, edit: str, new_source: str) -> list[Step]:
+    """A script: read the selected cell, edit it with the hash the read returned, then say
+    whether the review opened ("Review opened: True.")."""
+
+    def edit_the_cell_read(messages: list[dict[str, Any]]) -> ToolCall:
+        return ToolCall(edit, edit_args(json.loads(last_tool_result(messages))["cell"], new_source))
+
+    def report(messages: list[dict[str, Any]]) -> str:
+        return f"Review opened: {json.loads(last_tool_result(messages))['diffReviewOpened']}."
+
+    return [ToolCall(read), edit_the_cell_read, report]
+
+
 def tool_names(request: dict[str, Any]) -> list[str]:
     """The names of the tools offered to the model in one request."""
     return [tool["function"]["name"] for tool in request.get("tools") or []]

@@ -5,7 +5,6 @@ and then opens as a review in the cell, which only Keep applies."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 
 from tests.conftest import make_notebook
 from tests.lab import lab_page
-from tests.scriptedmodel import ScriptedModel, ToolCall, last_tool_result, tool_names
+from tests.scriptedmodel import ScriptedModel, read_then_edit, tool_names
 from tests.test_browser_chat import Chat
 from tests.test_browser_mcp import model_source, open_notebook
 
@@ -80,22 +79,7 @@ EDIT = "notebook_edit_cell"
 async def test_an_edit_the_model_proposes_asks_first_then_opens_a_review_only_keep_applies(
     lab_server: Any, scripted_model: ScriptedModel, jp_fetch: Any, jp_root_dir: Path
 ) -> None:
-    def edit_the_cell_read(messages: list[dict[str, Any]]) -> ToolCall:
-        cell = json.loads(last_tool_result(messages))["cell"]
-        return ToolCall(
-            EDIT,
-            {
-                "artifactId": cell["artifactId"],
-                "cellId": cell["cellId"],
-                "expectedSourceHash": cell["expectedSourceHash"],
-                "newSource": NEW,
-            },
-        )
-
-    def report(messages: list[dict[str, Any]]) -> str:
-        return f"Review opened: {json.loads(last_tool_result(messages))['diffReviewOpened']}."
-
-    scripted_model.script = [ToolCall(READ), edit_the_cell_read, report]
+    scripted_model.script = read_then_edit(READ, EDIT, NEW)
     path = make_notebook(jp_root_dir, "a.ipynb", [OLD])
     before = path.read_bytes()
     async with lab_page(lab_server) as lab:

@@ -36,6 +36,7 @@ from tests.scriptedmodel import (
     ToolCall,
     last_tool_result,
     message_text,
+    read_then_edit,
     tool_names,
 )
 from tests.server import INVOKE, start_session
@@ -78,26 +79,6 @@ async def open_page(jp_fetch: Any, jp_ws_fetch: Any, root: Path) -> ScriptedPage
     return page
 
 
-def edit_the_cell_read(messages: list[dict[str, Any]]) -> ToolCall:
-    """The model edits the cell the read tool returned, with the hash it returned."""
-    cell = json.loads(last_tool_result(messages))["cell"]
-    return ToolCall(
-        EDIT,
-        {
-            "artifactId": cell["artifactId"],
-            "cellId": cell["cellId"],
-            "expectedSourceHash": cell["expectedSourceHash"],
-            "newSource": NEW,
-        },
-    )
-
-
-def report_the_edit(messages: list[dict[str, Any]]) -> str:
-    """The model says what the edit tool answered."""
-    result = json.loads(last_tool_result(messages))
-    return f"Review opened: {result['diffReviewOpened']}."
-
-
 def invokes(page: ScriptedPage) -> list[dict[str, Any]]:
     """The review requests the page received."""
     return [r for r in page.requests if r["action"] == INVOKE]
@@ -129,7 +110,7 @@ async def test_fast_agent_as_an_outside_client_reads_the_cell_and_opens_a_review
 ) -> None:
     page = await open_page(jp_fetch, jp_ws_fetch, jp_root_dir)
     copilot.external_approval_mode = "autopilot"
-    scripted_model.script = [ToolCall(READ), edit_the_cell_read, report_the_edit]
+    scripted_model.script = read_then_edit(READ, EDIT, NEW)
     client = RecordingClient()
     async with spawn_fast_agent(client, fast_agent_run) as (conn, stderr):
         await conn.initialize(
@@ -195,7 +176,7 @@ async def test_a_conversation_drives_fast_agent_with_cards_for_its_permission_re
     copilot: Any,
 ) -> None:
     page = await open_page(jp_fetch, jp_ws_fetch, jp_root_dir)
-    scripted_model.script = [ToolCall(READ), edit_the_cell_read, report_the_edit]
+    scripted_model.script = read_then_edit(READ, EDIT, NEW)
     status, agents = await api(jp_fetch, "agents")
     assert status == 200 and [a["id"] for a in agents["agents"]] == ["fast-agent"]
     conversation = await create(

@@ -27,9 +27,8 @@ from tests.scriptedmodel import (
     Failure,
     ScriptedModel,
     Slow,
-    ToolCall,
-    last_tool_result,
     message_text,
+    read_then_edit,
     tool_names,
 )
 from tests.server import INVOKE, start_session
@@ -136,22 +135,7 @@ async def test_a_tool_call_reads_the_cell_and_opens_a_review_and_changes_nothing
     page = await open_page(jp_fetch, jp_ws_fetch, jp_root_dir)
     before = (jp_root_dir / "a.ipynb").read_bytes()
 
-    def edit_the_cell_read(messages: list[dict[str, Any]]) -> ToolCall:
-        cell = json.loads(last_tool_result(messages))["cell"]
-        return ToolCall(
-            EDIT,
-            {
-                "artifactId": cell["artifactId"],
-                "cellId": cell["cellId"],
-                "expectedSourceHash": cell["expectedSourceHash"],
-                "newSource": NEW,
-            },
-        )
-
-    def report(messages: list[dict[str, Any]]) -> str:
-        return f"Review opened: {json.loads(last_tool_result(messages))['diffReviewOpened']}."
-
-    scripted_model.script = [ToolCall(READ), edit_the_cell_read, report]
+    scripted_model.script = read_then_edit(READ, EDIT, NEW)
     conversation = await create(
         jp_fetch,
         agentId="team-model",
@@ -164,16 +148,25 @@ async def test_a_tool_call_reads_the_cell_and_opens_a_review_and_changes_nothing
     assert end_of(events) == {"type": "end", "stopReason": "end_turn", "error": None}, events
     assert reply_of(events) == "Review opened: True."
     assert {READ, EDIT} <= set(tool_names(scripted_model.requests[0]))
+    await check_review_opened_unapplied(
+        page, copilot, jp_fetch, jp_root_dir / "a.ipynb", before, conversation
+    )
+    page.close()
+
+
+async def check_review_opened_unapplied(
+    page: ScriptedPage, copilot: Any, jp_fetch: Any, path: Path, before: bytes, conversation: str
+) -> None:
+    """The page got the edit of OLD to NEW with OLD's hash, the file is as it was before
+    (the review is open; nothing is written before Keep), and both tool calls completed."""
     [invoke] = [r for r in page.requests if r["action"] == INVOKE]
     assert invoke["data"]["newSource"] == NEW
     assert invoke["data"]["expectedSourceHash"] == source_hash(OLD)
-    assert invoke["data"]["artifactId"] == copilot.jupyter_server.artifact_id("a.ipynb")
-    # The review is open in the page; nothing changed on disk before Keep.
-    assert (jp_root_dir / "a.ipynb").read_bytes() == before
+    assert invoke["data"]["artifactId"] == copilot.jupyter_server.artifact_id(path.name)
+    assert path.read_bytes() == before
     _, body = await api(jp_fetch, "conversations", conversation)
     [turn] = body["turns"]
     assert [t["status"] for t in turn["toolCalls"]] == ["completed", "completed"]
-    page.close()
 
 
 async def test_cancel_stops_the_stream_at_once(

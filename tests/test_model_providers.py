@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from jupyter_copilot.page.context import source_hash
 from tests import scriptedanthropic, scriptedgemini, scriptedmodel
 from tests.conversations import api as copilot_api
 from tests.conversations import create, end_of, reply_of, send
@@ -24,8 +23,7 @@ from tests.scriptedanthropic import ScriptedAnthropic
 from tests.scriptedgemini import MODEL_NAME as GEMINI
 from tests.scriptedgemini import ScriptedGemini
 from tests.scriptedmodel import ScriptedModel
-from tests.server import INVOKE
-from tests.test_model_agent import EDIT, NEW, OLD, READ, open_page
+from tests.test_model_agent import EDIT, NEW, OLD, READ, check_review_opened_unapplied, open_page
 
 pytest.importorskip("pydantic_ai", reason="the models extra is not installed")
 
@@ -135,16 +133,7 @@ async def test_a_tool_call_reads_the_cell_and_opens_a_review_and_changes_nothing
     def edit_the_cell_read(request: Any) -> Any:
         cell = last_result(name, request)["cell"]
         read_back.append(cell)
-        return tool_call(
-            name,
-            EDIT,
-            {
-                "artifactId": cell["artifactId"],
-                "cellId": cell["cellId"],
-                "expectedSourceHash": cell["expectedSourceHash"],
-                "newSource": NEW,
-            },
-        )
+        return tool_call(name, EDIT, scriptedmodel.edit_args(cell, NEW))
 
     def report(request: Any) -> str:
         return f"Review opened: {last_result(name, request)['diffReviewOpened']}."
@@ -161,29 +150,28 @@ async def test_a_tool_call_reads_the_cell_and_opens_a_review_and_changes_nothing
     # The reply's tokens are its three requests' (10 in and 5 out each); the context used
     # is the last request's.
     [usage] = [e for e in events if e["type"] == "usage"]
-    assert usage == {
-        "type": "usage",
-        "inputTokens": 30,
-        "outputTokens": 15,
-        "conversationInputTokens": 30,
-        "conversationOutputTokens": 15,
-        "contextUsed": 15,
-        "contextSize": 32768,
-    }
+    assert usage == usage_event(30, 15, 30, 15)
     assert {READ, EDIT} <= offered_tools(name, api.requests[0])
     # The model read the selected cell as the page holds it.
     [cell] = read_back
     assert (cell["cellId"], cell["source"]) == ("c1", OLD)
-    [invoke] = [r for r in page.requests if r["action"] == INVOKE]
-    assert invoke["data"]["newSource"] == NEW
-    assert invoke["data"]["expectedSourceHash"] == source_hash(OLD)
-    assert invoke["data"]["artifactId"] == copilot.jupyter_server.artifact_id("a.ipynb")
-    # The review is open in the page; nothing changed on disk before Keep.
-    assert (jp_root_dir / "a.ipynb").read_bytes() == before
-    _, body = await copilot_api(jp_fetch, "conversations", conversation)
-    [turn] = body["turns"]
-    assert [t["status"] for t in turn["toolCalls"]] == ["completed", "completed"]
+    await check_review_opened_unapplied(
+        page, copilot, jp_fetch, jp_root_dir / "a.ipynb", before, conversation
+    )
     page.close()
+
+
+def usage_event(inputs: int, outputs: int, total_in: int, total_out: int) -> dict[str, Any]:
+    """A reply's usage event; the context used is the last request's (10 in, 5 out)."""
+    return {
+        "type": "usage",
+        "inputTokens": inputs,
+        "outputTokens": outputs,
+        "conversationInputTokens": total_in,
+        "conversationOutputTokens": total_out,
+        "contextUsed": 15,
+        "contextSize": 32768,
+    }
 
 
 async def test_each_reply_reports_its_tokens_and_the_conversations_totals(
@@ -197,15 +185,7 @@ async def test_each_reply_reports_its_tokens_and_the_conversations_totals(
     second = await send(jp_fetch, conversation, "Second?")
     api.check()
     [usage] = [e for e in first if e["type"] == "usage"]
-    assert usage == {
-        "type": "usage",
-        "inputTokens": 10,
-        "outputTokens": 5,
-        "conversationInputTokens": 10,
-        "conversationOutputTokens": 5,
-        "contextUsed": 15,
-        "contextSize": 32768,
-    }
+    assert usage == usage_event(10, 5, 10, 5)
     [usage] = [e for e in second if e["type"] == "usage"]
     assert (usage["inputTokens"], usage["outputTokens"]) == (10, 5)
     assert (usage["conversationInputTokens"], usage["conversationOutputTokens"]) == (20, 10)
