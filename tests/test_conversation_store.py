@@ -90,7 +90,14 @@ async def test_after_a_server_restart_the_transcript_is_back_and_the_agent_too(
         events = await post_message(server, conversation, "remember apples")
         assert reply_of(events) == "noted"
         slow = asyncio.ensure_future(post_message(server, conversation, "slow"))
-        await eventually(lambda: log.exists() and "slow" in log.read_text(), "the slow turn")
+
+        async def thinking() -> bool:
+            # The agent's log shows the prompt before the server has its first words.
+            _, body = await server.http("GET", f"copilot/api/conversations/{conversation}")
+            turns = body["turns"]
+            return len(turns) == 2 and turns[1]["reply"] == "thinking"
+
+        await eventually(thinking, "the slow reply's first words")
         await server.stop()  # mid-turn: the server ends the turn as it stops
         await asyncio.wait_for(slow, 30)
 
