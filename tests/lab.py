@@ -4,16 +4,20 @@ Browser tests are async functions on pytest-jupyter's event loop, so the Jupyter
 Playwright's async API share one loop. Chromium is Debian's ``/usr/bin/chromium``; it is
 never downloaded.
 
-One Chromium per test process, a browser context per page: pytest-jupyter's event loop is
+One Chromium per test process, with a profile of its own: pytest-jupyter's event loop is
 made and closed for each test, and a Playwright connection belongs to the loop that started
-it, so Chromium cannot be a Playwright browser kept from one test to the next. Instead
-Playwright's own browser server (``playwright launch-server``, the ``launchServer`` of its
-Node API, with the same launch options and flags as ``chromium.launch``) starts Chromium once,
-on the first page a test process opens, and each :func:`lab_page` connects to it and opens a
-new browser context: its own cookies, storage, cache and permissions, closed with the page.
-Connecting costs a few hundredths of a second where launching Chromium cost a second under
-load. The server stops when the test process ends; if Chromium or the server died, the next
-page starts a new one.
+it, so Chromium cannot be a Playwright browser kept from one test to the next. Instead the
+test process starts Chromium once, on the first page it opens, with its DevTools port open,
+and each :func:`lab_page` connects to it over the DevTools protocol. Connecting costs a few
+hundredths of a second where launching Chromium cost a second under load. Chromium stops
+when the test process ends; if it died, the next page starts a new one.
+
+A page opens in the profile's own browser context, so that what JupyterLab's start costs
+Chromium once (its scripts fetched, parsed and compiled) is cached for the next test: the
+servers of one test process listen on one port (:func:`lab_port`), so their scripts have
+the same addresses. Everything else a page leaves is forgotten when it closes: its cookies,
+its site's storage and the permissions granted. A second page open at the same time (two
+people, in the collaboration tests) gets a browser context of its own.
 """
 
 from __future__ import annotations
@@ -24,10 +28,12 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -35,6 +41,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tornado.netutil import bind_sockets
+from tornado.testing import bind_unused_port
 
 from tests.eventually import eventually
 from tests.sandboxing import sandbox_for_test
@@ -70,19 +78,62 @@ def require_chromium() -> None:
     pytest.skip(message)
 
 
+#: What Playwright's own launch adds for a headless test browser, as Chromium is started here
+#: and not by Playwright: no throttling of pages in the background (two people's pages are
+#: open at once), no popup blocking, no extensions or background services, scrollbars hidden
+#: and colours fixed for screenshots.
+HEADLESS_TEST_ARGS = [
+    "--headless",
+    "--hide-scrollbars",
+    "--mute-audio",
+    "--disable-background-timer-throttling",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-renderer-backgrounding",
+    "--disable-back-forward-cache",
+    "--disable-ipc-flooding-protection",
+    "--disable-hang-monitor",
+    "--disable-popup-blocking",
+    "--disable-prompt-on-repost",
+    "--disable-breakpad",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--disable-component-extensions-with-background-pages",
+    "--disable-field-trial-config",
+    "--disable-search-engine-choice-screen",
+    "--no-default-browser-check",
+    "--no-service-autorun",
+    "--metrics-recording-only",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    "--force-color-profile=srgb",
+    "--allow-pre-commit-input",
+]
+
+
 @dataclass
-class BrowserServer:
-    """Playwright's browser server running one Chromium, and where to connect to it."""
+class Chromium:
+    """This test process's Chromium: its process, DevTools endpoint and profile folder."""
 
     process: subprocess.Popen[bytes]
     endpoint: str
     folder: Path
+    #: Whether a page is open in the profile's own browser context.
+    profile_in_use: bool = False
 
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def targets(self) -> str:
+        """What Chromium has open (its DevTools HTTP list), for a failure's message."""
+        address = self.endpoint.replace("ws://", "http://").split("/devtools/")[0]
+        try:
+            with urllib.request.urlopen(f"{address}/json/list", timeout=5) as reply:
+                return reply.read().decode()  # type: ignore[no-any-return]
+        except OSError as error:
+            return f"unknown ({error})"
+
     def stop(self) -> None:
-        """End the server and its Chromium (their own process group)."""
+        """End Chromium (its own process group) and remove its profile."""
         if self.alive():
             try:
                 os.killpg(self.process.pid, signal.SIGTERM)
@@ -93,50 +144,71 @@ class BrowserServer:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-_browser_server: BrowserServer | None = None
-#: How many times this test process started the browser server.
-browser_server_starts = 0
+_chromium: Chromium | None = None
+#: How many times this test process started Chromium.
+chromium_starts = 0
 
 
-async def browser_server() -> BrowserServer:
-    """This test process's browser server, started on first use and again if it died."""
-    global _browser_server, browser_server_starts
-    if _browser_server is not None and _browser_server.alive():
-        return _browser_server
-    if _browser_server is not None:
-        _browser_server.stop()
+async def chromium() -> Chromium:
+    """This test process's Chromium, started on first use and again if it died."""
+    global _chromium, chromium_starts
+    if _chromium is not None and _chromium.alive():
+        return _chromium
+    if _chromium is not None:
+        _chromium.stop()
     folder = Path(tempfile.mkdtemp(prefix="copilot-chromium-"))
-    options = folder / "launch.json"
-    options.write_text(
-        json.dumps({"executablePath": CHROMIUM, "args": CHROMIUM_ARGS, "host": "127.0.0.1"})
+    profile = folder / "profile"
+    process = subprocess.Popen(
+        [CHROMIUM, *CHROMIUM_ARGS, *HEADLESS_TEST_ARGS]
+        + ["--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0"]
+        + [f"--user-data-dir={profile}", "about:blank"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
-    endpoint_file = folder / "endpoint"
-    with endpoint_file.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "playwright", "launch-server", "--browser", "chromium"]
-            + ["--config", str(options)],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    _browser_server = BrowserServer(process, "", folder)
-    browser_server_starts += 1
+    _chromium = Chromium(process, "", folder)
+    chromium_starts += 1
+    # Chromium writes its DevTools port and browser path here once it listens.
+    active = profile / "DevToolsActivePort"
     deadline = time.monotonic() + 60
-    while not (endpoint := endpoint_file.read_text().strip()).startswith("ws://"):
+    while len(lines := (active.read_text().split() if active.exists() else [])) < 2:
         if process.poll() is not None or time.monotonic() > deadline:
-            _browser_server.stop()
-            raise AssertionError(f"Playwright's browser server did not start Chromium {CHROMIUM}")
+            _chromium.stop()
+            raise AssertionError(f"Chromium {CHROMIUM} did not open its DevTools port")
         await asyncio.sleep(0.05)
-    _browser_server.endpoint = endpoint.splitlines()[0]
-    return _browser_server
+    _chromium.endpoint = f"ws://127.0.0.1:{lines[0]}{lines[1]}"
+    return _chromium
 
 
 @atexit.register
-def stop_browser_server() -> None:
+def stop_chromium() -> None:
     """Stop this test process's Chromium, if it started one."""
-    if _browser_server is not None:
-        _browser_server.stop()
+    if _chromium is not None:
+        _chromium.stop()
+
+
+#: The port every browser test's server of this test process listens on (:func:`lab_port`).
+_lab_port: int | None = None
+
+
+def lab_port() -> tuple[socket.socket, int]:
+    """A listening socket for a browser test's server, on this test process's one port.
+
+    JupyterLab's scripts are then at the same addresses from one test to the next, so
+    Chromium's caches of them serve every test after the first. Tests run one after the
+    other in a test process and each server closes its socket when its test ends. Should
+    the port be taken meanwhile, another is chosen for the tests that follow.
+    """
+    global _lab_port
+    if _lab_port is not None:
+        try:
+            [listener] = bind_sockets(_lab_port, "127.0.0.1", family=socket.AF_INET)
+            return listener, _lab_port
+        except OSError:
+            pass
+    listener, _lab_port = bind_unused_port()
+    return listener, _lab_port
 
 
 def labextensions_dir(shared_tmp: Path) -> Path:
@@ -353,8 +425,9 @@ async def lab_page(
     open_panel: bool = True,
     notebook7: bool = False,
 ) -> AsyncIterator[Lab]:
-    """Open JupyterLab at ``path`` in a new browser context of this process's Chromium and
-    record the bridge traffic.
+    """Open JupyterLab at ``path`` in a new page of this process's Chromium and record the
+    bridge traffic. The page is closed and its cookies, storage and permissions forgotten
+    at the end (see the module's docstring).
 
     The Copilot panel is only its tab at start; with ``open_panel`` (the default) it is then
     shown, as a person clicks its tab, and its parts have loaded. With ``panel=False`` (the
@@ -363,6 +436,7 @@ async def lab_page(
     in Jupyter Notebook 7's notebook page (``notebooks/<path>``) instead of JupyterLab.
     """
     require_chromium()
+    from playwright.async_api import TimeoutError as PlaywrightTimeoutError
     from playwright.async_api import async_playwright
 
     token = serverapp.identity_provider.token
@@ -389,12 +463,26 @@ async def lab_page(
         ws.on("framesent", on_sent)
         ws.on("framereceived", on_received)
 
-    server = await browser_server()
+    running = await chromium()
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.connect(server.endpoint)
         try:
-            context = await browser.new_context(viewport={"width": width, "height": 900})
+            browser = await playwright.chromium.connect_over_cdp(running.endpoint, timeout=20000)
+        except PlaywrightTimeoutError:
+            # Seen once under load: the connection opened but Chromium never answered.
+            # What it had open goes to the test's output; a new Chromium takes its place.
+            sys.stderr.write(f"Chromium did not answer; its targets: {running.targets()}\n")
+            running.stop()
+            running = await chromium()
+            browser = await playwright.chromium.connect_over_cdp(running.endpoint)
+        shared = not running.profile_in_use
+        running.profile_in_use = True
+        context = browser.contexts[0]
+        before = list(context.pages)
+        try:
+            if not shared:
+                context = await browser.new_context(viewport={"width": width, "height": 900})
             page = await context.new_page()
+            await page.set_viewport_size({"width": width, "height": 900})
             page.on("websocket", on_websocket)
             async with page.expect_response(
                 lambda response: "copilot/api/manifest" in response.url, timeout=60000
@@ -412,8 +500,36 @@ async def lab_page(
                 await open_copilot_panel(page)
             yield Lab(page, base, token, traffic)
         finally:
-            # Closes this test's contexts and disconnects; Chromium stays for the next test.
-            await browser.close()
+            try:
+                if shared:
+                    await forget_pages(context, before, base)
+            finally:
+                if shared:
+                    running.profile_in_use = False
+                # Closes the contexts this page made and disconnects; Chromium stays.
+                await browser.close()
+
+
+#: What :func:`forget_pages` clears of a site's data: all but Chromium's caches.
+SITE_DATA = "cookies,local_storage,indexeddb,service_workers,cache_storage,file_systems"
+
+
+async def forget_pages(context: Any, before: list[Any], base: str) -> None:
+    """Close the pages opened in the profile's browser context since ``before`` and forget
+    what they left: cookies, the site's storage and granted permissions. Chromium's caches
+    of the scripts stay, for the next test."""
+    pages = [page for page in context.pages if page not in before]
+    if pages:
+        session = await context.new_cdp_session(pages[0])
+        await session.send(
+            "Storage.clearDataForOrigin",
+            {"origin": "/".join(base.split("/", 3)[:3]), "storageTypes": SITE_DATA},
+        )
+        await session.detach()
+    for page in pages:
+        await page.close()
+    await context.clear_cookies()
+    await context.clear_permissions()
 
 
 async def open_copilot_panel(page: Any) -> None:
