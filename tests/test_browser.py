@@ -16,8 +16,9 @@ from tests.eventually import eventually
 from tests.lab import Lab, lab_page
 from tests.pages import get_context
 
-# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
-pytestmark = pytest.mark.browser
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out. No test here runs
+# code, so the kernel sessions attach to one real kernel per test process (tests/kernels.py).
+pytestmark = [pytest.mark.browser, pytest.mark.shared_kernel]
 
 A_CELLS = ["import os\nimport sys\n", "def total(xs):\n    return sum(xs)\n", "total([1, 2])"]
 B_CELLS = ["b = 2", "print(b)"]
@@ -155,9 +156,10 @@ async def test_unsaved_typing_is_served_live_and_state_is_coalesced(
         on_disk = json.loads((jp_root_dir / "a.ipynb").read_text())
         assert "".join(on_disk["cells"][2]["source"]) == A_CELLS[2]
         sent = await settled_state_count(lab, quiet=0.5) - before
-        # One message per 100 ms window at most, however many keystrokes.
+        # One message per 100 ms window at most, however many keystrokes: far fewer messages
+        # than keystrokes, unless typing itself was slowed to one key per window or so.
         assert 1 <= sent <= elapsed / 0.1 + 3, (sent, elapsed)
-        assert sent < 200 / 4
+        assert sent < len(typed) / 2, (sent, elapsed)
 
 
 async def test_context_is_answered_while_the_page_is_busy(lab_server, jp_fetch, notebooks) -> None:

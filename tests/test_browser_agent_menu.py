@@ -17,8 +17,9 @@ from tests.test_browser_chat import Chat
 
 pytest.importorskip("pydantic_ai", reason="the models extra is not installed")
 
-# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
-pytestmark = pytest.mark.browser
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out. No test here runs
+# code, so the kernel sessions attach to one real kernel per test process (tests/kernels.py).
+pytestmark = [pytest.mark.browser, pytest.mark.shared_kernel]
 
 #: The person's own key: it may reach the endpoint and nothing the page holds.
 KEY = "sk-browser-personal-canary-61c0"

@@ -29,8 +29,9 @@ from tests.test_browser_review import (
     selected_cell,
 )
 
-# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
-pytestmark = pytest.mark.browser
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out. No test here runs
+# code, so the kernel sessions attach to one real kernel per test process (tests/kernels.py).
+pytestmark = [pytest.mark.browser, pytest.mark.shared_kernel]
 
 CELLS = ["a = 1", "b = 2", "c = 3"]
 

@@ -22,8 +22,9 @@ from tests.eventually import eventually
 from tests.lab import Lab, lab_page
 from tests.test_browser_mcp import model_source, open_notebook
 
-# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
-pytestmark = pytest.mark.browser
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out. No test here runs
+# code, so the kernel sessions attach to one real kernel per test process (tests/kernels.py).
+pytestmark = [pytest.mark.browser, pytest.mark.shared_kernel]
 
 UNDOCUMENTED = "def load(path):\n    return open(path).read()\n"
 DOCUMENTED = 'def load(path):\n    """Load."""\n    return open(path).read()\n'

@@ -15,8 +15,9 @@ from tests.test_browser_chat import Chat
 from tests.test_browser_review import screenshots
 from tests.test_browser_theme import allow, permission_card
 
-# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
-pytestmark = pytest.mark.browser
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out. No test here runs
+# code, so the kernel sessions attach to one real kernel per test process (tests/kernels.py).
+pytestmark = [pytest.mark.browser, pytest.mark.shared_kernel]
 
 # How far the current conversation's list is from its bottom, and whether its newest message
 # is drawn whole inside it.

@@ -13,8 +13,9 @@ import pytest
 
 from tests.lab import lab_page
 
-# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
-pytestmark = pytest.mark.browser
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out. No test here runs
+# code, so the kernel sessions attach to one real kernel per test process (tests/kernels.py).
+pytestmark = [pytest.mark.browser, pytest.mark.shared_kernel]
 
 SCREENSHOT = "/tmp/copilot-config-error.png"
 

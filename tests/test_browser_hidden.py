@@ -26,8 +26,9 @@ from tests.test_browser_chat import Chat
 from tests.test_browser_insert import insert, pending_of
 from tests.test_browser_review import open_notebook, proposal, propose, review_of, selected_cell
 
-# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
-pytestmark = pytest.mark.browser
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out. No test here runs
+# code, so the kernel sessions attach to one real kernel per test process (tests/kernels.py).
+pytestmark = [pytest.mark.browser, pytest.mark.shared_kernel]
 
 RLO, LRI, PDI, ZWSP, WJ = "\u202e", "\u2066", "\u2069", "\u200b", "\u2060"
 #: The Trojan Source paper's Python example: it reads "!= 'none': # Check if admin", but the

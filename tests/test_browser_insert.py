@@ -17,8 +17,9 @@ from tests.lab import Lab, lab_page
 from tests.server import INSERT_ABORT, INSERT_INVOKE, INVOKE, call_action
 from tests.test_browser_review import decisions, open_notebook, proposal, selected_cell
 
-# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
-pytestmark = pytest.mark.browser
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out. No test here runs
+# code, so the kernel sessions attach to one real kernel per test process (tests/kernels.py).
+pytestmark = [pytest.mark.browser, pytest.mark.shared_kernel]
 
 CELLS = ["import math", "r = 2", "area = math.pi * r ** 2"]
 NEW = "print(f'area: {area:.2f}')\n"

@@ -22,8 +22,9 @@ from tests.lab import Lab, lab_page
 from tests.mcpclient import mcp_client, mcp_url, refusal_code, structured
 from tests.server import registrations
 
-# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
-pytestmark = pytest.mark.browser
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out. No test here runs
+# code, so the kernel sessions attach to one real kernel per test process (tests/kernels.py).
+pytestmark = [pytest.mark.browser, pytest.mark.shared_kernel]
 
 CANARY = "canary-91e4-never-in-the-card"
 OLD = "def total(xs):\n    return sum(xs)\n"

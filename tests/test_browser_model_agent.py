@@ -18,8 +18,9 @@ from tests.test_browser_mcp import model_source, open_notebook
 
 pytest.importorskip("pydantic_ai", reason="the models extra is not installed")
 
-# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
-pytestmark = pytest.mark.browser
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out. No test here runs
+# code, so the kernel sessions attach to one real kernel per test process (tests/kernels.py).
+pytestmark = [pytest.mark.browser, pytest.mark.shared_kernel]
 
 REPLY = "Hello from the team model."
 

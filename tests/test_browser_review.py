@@ -21,8 +21,9 @@ from tests.lab import Lab, lab_page
 from tests.pages import get_context
 from tests.server import ABORT, INVOKE, call_action, registrations
 
-# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
-pytestmark = pytest.mark.browser
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out. No test here runs
+# code, so the kernel sessions attach to one real kernel per test process (tests/kernels.py).
+pytestmark = [pytest.mark.browser, pytest.mark.shared_kernel]
 
 OLD = "def total(xs):\n    return sum(xs)\n"
 NEW = "def total(xs):\n    return sum(x for x in xs if x is not None)\n"

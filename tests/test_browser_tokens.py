@@ -13,8 +13,9 @@ from tests.eventually import eventually
 from tests.lab import Lab, lab_page
 from tests.test_browser_review import CELLS, open_notebook, proposal, propose, selected_cell
 
-# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out.
-pytestmark = pytest.mark.browser
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out. No test here runs
+# code, so the kernel sessions attach to one real kernel per test process (tests/kernels.py).
+pytestmark = [pytest.mark.browser, pytest.mark.shared_kernel]
 
 #: A second extension's plugin, as its author writes it, given our plugins' tokens (an
 #: extension imports them from the package; the page's plugin registry holds the same ones).

@@ -41,6 +41,10 @@ from tests.scriptedmodel import (
 )
 from tests.server import INVOKE, start_session
 
+# The kernel sessions here only give the notebook its tool registrations; no test talks to the
+# kernel, so they attach to one real kernel per test process (tests/kernels.py).
+pytestmark = pytest.mark.shared_kernel
+
 OLD = "x = 1\n"
 NEW = "x = 2  # set by fast-agent\n"
 ASK = "Make x equal 2 in the selected cell, please. «verbatim ✓»"

@@ -33,6 +33,10 @@ from tests.scriptedmodel import (
 )
 from tests.server import INVOKE, start_session
 
+# The kernel sessions here only give the notebook its tool registrations; no test talks to the
+# kernel, so they attach to one real kernel per test process (tests/kernels.py).
+pytestmark = pytest.mark.shared_kernel
+
 pytest.importorskip("pydantic_ai", reason="the models extra is not installed")
 
 #: The key the server hands the model agent; it may appear nowhere else.
