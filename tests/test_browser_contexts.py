@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tests import lab
+from tests.kernels import ATTACHED_KERNEL_MANAGER
 from tests.lab import lab_page
 
 # Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out. No test here runs
@@ -70,3 +71,10 @@ def test_the_browser_tests_of_a_process_listen_on_one_port() -> None:
         assert last == other
     finally:
         second.close()
+
+
+def test_a_browser_module_marked_shared_kernel_attaches_to_the_shared_kernel(
+    lab_server: Any,
+) -> None:
+    """The mark holds for JupyterLab's server config too (tests/fixtures/server.py)."""
+    assert lab_server.kernel_manager.kernel_manager_class == ATTACHED_KERNEL_MANAGER
