@@ -33,6 +33,11 @@ from tests.server import RUN_ABORT, RUN_INVOKE, call_action, registrations, star
 from tests.test_approvals import decide
 from tests.test_canary import our_events, read_events
 
+# The kernel sessions here only give the notebook its tool registrations; the scripted page
+# answers the runs, so no test talks to the kernel: they attach to one real kernel per test
+# process (tests/kernels.py).
+pytestmark = pytest.mark.shared_kernel
+
 SOURCE = "print('hi')  # canary-7e2a\n"
 HASH = source_hash(SOURCE)
 DONE = {
