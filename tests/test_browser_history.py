@@ -18,7 +18,9 @@ from tests.lab import lab_page
 from tests.test_browser_chat import CELLS, Chat
 from tests.test_browser_mcp import open_notebook
 
-pytestmark = pytest.mark.browser
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out. No test here runs
+# code, so the kernel sessions attach to one real kernel per test process (tests/kernels.py).
+pytestmark = [pytest.mark.browser, pytest.mark.shared_kernel]
 
 #: A first message longer than the list's width: its title must show whole.
 LONG = (

@@ -12,7 +12,9 @@ import pytest
 from tests.conftest import make_notebook
 from tests.lab import lab_page, lab_server_config
 
-pytestmark = pytest.mark.browser
+# Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out. No test here runs
+# code, so the kernel sessions attach to one real kernel per test process (tests/kernels.py).
+pytestmark = [pytest.mark.browser, pytest.mark.shared_kernel]
 
 FUNCTIONS = "def total(xs):\n    return sum(xs)"
 SOURCE_JS = (
