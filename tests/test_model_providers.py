@@ -75,19 +75,6 @@ def copilot_config(provider: tuple[str, Any], monkeypatch: pytest.MonkeyPatch) -
     }
 
 
-async def test_the_provider_streams_a_reply(
-    http_server_client: Any, provider: tuple[str, Any], jp_fetch: Any
-) -> None:
-    _, api = provider
-    api.script = [REPLY]
-    conversation = await create(jp_fetch, agentId="m", chatOnly=True)
-    events = await send(jp_fetch, conversation, "Say hello.")
-    api.check()
-    assert end_of(events) == {"type": "end", "stopReason": "end_turn", "error": None}, events
-    assert reply_of(events) == REPLY
-    assert len(api.requests) == 1
-
-
 def tool_call(provider: str, name: str, arguments: dict[str, Any]) -> Any:
     """A scripted reply of ``provider``'s API that calls the tool ``name``."""
     if provider == "anthropic":
@@ -174,16 +161,24 @@ def usage_event(inputs: int, outputs: int, total_in: int, total_out: int) -> dic
     }
 
 
-async def test_each_reply_reports_its_tokens_and_the_conversations_totals(
+# One conversation per provider for what needs no tool: each agent start is seconds of the
+# suite, and every turn's figures are checked on their own.
+async def test_the_provider_streams_replies_and_each_reports_its_tokens_and_the_totals(
     http_server_client: Any, provider: tuple[str, Any], jp_fetch: Any
 ) -> None:
     # Every scripted API counts 10 tokens in and 5 out for every request.
     _, api = provider
-    api.script = ["One.", "Two."]
+    api.script = [REPLY, "Two."]
     conversation = await create(jp_fetch, agentId="m", chatOnly=True)
-    first = await send(jp_fetch, conversation, "First?")
+    first = await send(jp_fetch, conversation, "Say hello.")
+    api.check()
+    assert end_of(first) == {"type": "end", "stopReason": "end_turn", "error": None}, first
+    assert reply_of(first) == REPLY
+    assert len(api.requests) == 1
     second = await send(jp_fetch, conversation, "Second?")
     api.check()
+    assert reply_of(second) == "Two."
+    assert len(api.requests) == 2
     [usage] = [e for e in first if e["type"] == "usage"]
     assert usage == usage_event(10, 5, 10, 5)
     [usage] = [e for e in second if e["type"] == "usage"]
@@ -213,39 +208,50 @@ def failure(provider: str, status: int, message: str) -> Any:
     return scriptedmodel.Failure(status, message, openai)
 
 
-@pytest.mark.parametrize(
-    ("status", "words"),
-    [
-        (401, "refused the key (HTTP 401)"),
-        (404, "has no model named '{model}' (HTTP 404)"),
-        (429, "is rate-limiting requests (HTTP 429)"),
-    ],
-    ids=["401", "404", "429"],
-)
-async def test_an_endpoint_error_is_the_turns_error_in_plain_words(
-    http_server_client: Any, provider: tuple[str, Any], jp_fetch: Any, status: int, words: str
+#: Each endpoint error and the words the person reads for it.
+ENDPOINT_ERRORS = [
+    (401, "refused the key (HTTP 401)"),
+    (404, "has no model named '{model}' (HTTP 404)"),
+    (429, "is rate-limiting requests (HTTP 429)"),
+]
+
+
+# One conversation per provider: a turn that ended in an error leaves the next one working.
+async def test_each_endpoint_error_is_the_turns_error_in_plain_words(
+    http_server_client: Any, provider: tuple[str, Any], jp_fetch: Any
 ) -> None:
     name, api = provider
+
+    def requests_of(status: int) -> int:
+        """The Anthropic and OpenAI SDKs retry a 429 once (Gemini's does not); nothing else."""
+        return 2 if status == 429 and name != "gemini" else 1
+
     # The endpoint's own message can echo the key: the person never reads it.
-    message = f"Scripted {status} for the key {KEY}"
-    # The Anthropic and OpenAI SDKs retry a 429 once (Gemini's does not); nothing else.
-    api.script = [failure(name, status, message)] * 2
+    messages = {status: f"Scripted {status} for the key {KEY}" for status, _ in ENDPOINT_ERRORS}
+    api.script = [
+        failure(name, status, messages[status])
+        for status, _ in ENDPOINT_ERRORS
+        for _ in range(requests_of(status))
+    ]
     conversation = await create(jp_fetch, agentId="m", chatOnly=True)
-    events = await send(jp_fetch, conversation, "Hello?")
-    api.check()
-    end = end_of(events)
-    assert end["type"] == "end" and end["stopReason"] == "error", events
-    assert words.format(model=MODELS[name]) in end["error"]
-    assert end["error"].startswith(f"The model endpoint at 127.0.0.1:{api.port} ")
-    assert message not in json.dumps(events) and KEY not in json.dumps(events)
-    assert reply_of(events) == ""
-    assert len(api.requests) == (1 if status != 429 or name == "gemini" else 2)
+    for status, words in ENDPOINT_ERRORS:
+        before = len(api.requests)
+        events = await send(jp_fetch, conversation, "Hello?")
+        api.check()
+        end = end_of(events)
+        assert end["type"] == "end" and end["stopReason"] == "error", (status, events)
+        assert words.format(model=MODELS[name]) in end["error"]
+        assert end["error"].startswith(f"The model endpoint at 127.0.0.1:{api.port} ")
+        assert messages[status] not in json.dumps(events) and KEY not in json.dumps(events)
+        assert reply_of(events) == ""
+        assert len(api.requests) - before == requests_of(status), status
 
 
 async def test_an_endpoint_that_does_not_answer_is_unreachable_in_plain_words(
     http_server_client: Any, provider: tuple[str, Any], jp_fetch: Any
 ) -> None:
     _, api = provider
+    # Before the agent starts: its HTTP client would keep using a connection already open.
     api.stop()  # nothing listens on the configured 127.0.0.1 port any more
     conversation = await create(jp_fetch, agentId="m", chatOnly=True)
     events = await send(jp_fetch, conversation, "Hello?")
