@@ -4,6 +4,8 @@ A ``CopilotApp.models`` entry points it at the scripted OpenAI-compatible endpoi
 test (tests/scriptedmodel.py); the agent runs as the server starts every agent (its own
 process, under the sandbox where one works) and reaches the notebook only through
 ``copilot/mcp``. Skipped where the model library (the ``models`` extra) is not installed.
+Each endpoint error, an endpoint that does not answer and each reply's tokens are tested
+for this provider and the others in tests/test_model_providers.py.
 """
 
 from __future__ import annotations
@@ -209,47 +211,6 @@ async def test_a_turn_over_its_time_limit_ends_in_plain_words(
     )
 
 
-@pytest.mark.parametrize(
-    ("failure", "words"),
-    [
-        (
-            Failure(401, f"Incorrect API key provided: {KEY[:6]}****", "invalid_api_key"),
-            "refused the key (HTTP 401)",
-        ),
-        (Failure(404, "The model does not exist", "model_not_found"), "has no model named"),
-        (Failure(429, "Rate limit reached", "rate_limit_exceeded"), "rate-limiting requests"),
-    ],
-    ids=["401", "404", "429"],
-)
-async def test_an_endpoint_error_is_the_turns_error_in_plain_words(
-    listening: None,
-    scripted_model: ScriptedModel,
-    jp_fetch: Any,
-    failure: Failure,
-    words: str,
-) -> None:
-    scripted_model.script = [failure, failure]
-    conversation = await create(jp_fetch, agentId="team-model", chatOnly=True)
-    events = await send(jp_fetch, conversation, "Hello?")
-    end = end_of(events)
-    assert end["stopReason"] == "error"
-    assert words in end["error"] and f"127.0.0.1:{scripted_model.port}" in end["error"]
-    assert failure.message not in json.dumps(events)
-
-
-async def test_an_endpoint_that_does_not_answer_is_unreachable_in_plain_words(
-    listening: None, scripted_model: ScriptedModel, jp_fetch: Any
-) -> None:
-    scripted_model.stop()  # nothing listens on its port any more
-    conversation = await create(jp_fetch, agentId="team-model", chatOnly=True)
-    events = await send(jp_fetch, conversation, "Hello?")
-    end = end_of(events)
-    assert end["stopReason"] == "error"
-    assert end["error"] == (
-        f"The model endpoint at 127.0.0.1:{scripted_model.port} cannot be reached: is it running?"
-    )
-
-
 async def test_the_key_is_in_no_log_event_store_or_answer(
     listening: None,
     scripted_model: ScriptedModel,
@@ -306,28 +267,3 @@ class TestASmallContextWindow:
         )
         [request] = scripted_model.requests
         assert request.get("max_tokens", request.get("max_completion_tokens")) == 15
-
-
-async def test_each_reply_reports_its_tokens_and_the_conversations_totals(
-    listening: None, scripted_model: ScriptedModel, jp_fetch: Any, jp_serverapp: Any
-) -> None:
-    # The scripted endpoint counts 10 tokens in and 5 out for every request.
-    scripted_model.script = ["One.", "Two."]
-    conversation = await create(jp_fetch, agentId="team-model", chatOnly=True)
-    first = await send(jp_fetch, conversation, "First?")
-    second = await send(jp_fetch, conversation, "Second?")
-    [usage] = [e for e in first if e["type"] == "usage"]
-    assert usage == {
-        "type": "usage",
-        "inputTokens": 10,
-        "outputTokens": 5,
-        "conversationInputTokens": 10,
-        "conversationOutputTokens": 5,
-        "contextUsed": 15,
-        "contextSize": 32768,
-    }
-    [usage] = [e for e in second if e["type"] == "usage"]
-    assert (usage["conversationInputTokens"], usage["conversationOutputTokens"]) == (20, 10)
-    _, body = await api(jp_fetch, "conversations", conversation)
-    assert [t["usage"]["outputTokens"] for t in body["turns"]] == [5, 5]
-    assert body["turns"][1]["usage"]["conversationOutputTokens"] == 10
