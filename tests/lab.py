@@ -1,16 +1,17 @@
 """Real JupyterLab in real headless Chromium, served by the pytest-jupyter server.
 
-Browser tests are async functions on pytest-jupyter's event loop, so the Jupyter server and
+Browser tests are async functions on the test's event loop, so the Jupyter server and
 Playwright's async API share one loop. Chromium is Debian's ``/usr/bin/chromium``; it is
 never downloaded.
 
-One Chromium per test process, with a profile of its own: pytest-jupyter's event loop is
-made and closed for each test, and a Playwright connection belongs to the loop that started
-it, so Chromium cannot be a Playwright browser kept from one test to the next. Instead the
-test process starts Chromium once, on the first page it opens, with its DevTools port open,
-and each :func:`lab_page` connects to it over the DevTools protocol. Connecting costs a few
-hundredths of a second where launching Chromium cost a second under load. Chromium stops
-when the test process ends; if it died, the next page starts a new one.
+One Chromium per test process, with a profile of its own: the test process starts Chromium
+once, on the first page it opens, with its DevTools port open, and Playwright connects to it
+over the DevTools protocol. Chromium stops when the test process ends; if it died, the next
+page starts a new one. Playwright's driver (a Node.js process, a third of a CPU-second to
+start) and its connection to Chromium belong to the event loop that started them: every
+browser test of a test process runs on one event loop (tests/fixtures/browser.py), so one
+driver and one connection serve them all. On any other loop, a page gets a driver of that
+loop's own.
 
 A page opens in the profile's own browser context, so that what JupyterLab's start costs
 Chromium once (its scripts fetched, parsed and compiled) is cached for the next test: the
@@ -179,6 +180,79 @@ async def chromium() -> Chromium:
         await asyncio.sleep(0.05)
     _chromium.endpoint = f"ws://127.0.0.1:{lines[0]}{lines[1]}"
     return _chromium
+
+
+@dataclass
+class Driver:
+    """Playwright's driver on the event loop that started it, and its connection to Chromium."""
+
+    loop: asyncio.AbstractEventLoop
+    playwright: Any
+    browser: Any = None
+    #: The Chromium that ``browser`` is connected to.
+    chromium: Chromium | None = None
+
+
+_driver: Driver | None = None
+#: How many times this test process started Playwright's driver.
+driver_starts = 0
+
+
+async def connected() -> tuple[Chromium, Any]:
+    """This test process's Chromium and Playwright's connection to it, kept from one page to
+    the next on one event loop (see the module's docstring): a new connection when Chromium
+    changed or the connection dropped, a new driver on another loop or when it ended."""
+    global _driver, driver_starts
+    from playwright.async_api import Error as PlaywrightError
+    from playwright.async_api import TimeoutError as PlaywrightTimeoutError
+    from playwright.async_api import async_playwright
+
+    running = await chromium()
+    loop = asyncio.get_running_loop()
+    driver = _driver if _driver is not None and _driver.loop is loop else None
+    if driver is not None and driver.chromium is running and driver.browser.is_connected():
+        return running, driver.browser
+    for attempt in range(2):
+        if driver is None:
+            driver = _driver = Driver(loop, await async_playwright().start())
+            driver_starts += 1
+        try:
+            return running, await connect(driver, running, timeout=20000)
+        except PlaywrightTimeoutError:
+            # Seen once under load: the connection opened but Chromium never answered.
+            # What it had open goes to the test's output; a new Chromium takes its place.
+            sys.stderr.write(f"Chromium did not answer; its targets: {running.targets()}\n")
+            running.stop()
+            running = await chromium()
+            return running, await connect(driver, running)
+        except PlaywrightError:
+            if attempt:
+                raise
+            driver = None  # the driver ended: a new one
+    raise AssertionError("unreachable")
+
+
+async def connect(driver: Driver, running: Chromium, timeout: float = 30000) -> Any:
+    """Connect ``driver`` to ``running`` over the DevTools protocol, in place of the
+    connection it had."""
+    if driver.browser is not None and driver.browser.is_connected():
+        await driver.browser.close()
+    driver.browser = None
+    driver.browser = await driver.playwright.chromium.connect_over_cdp(
+        running.endpoint, timeout=timeout
+    )
+    driver.chromium = running
+    return driver.browser
+
+
+async def stop_driver() -> None:
+    """End the driver this loop started, if any (the end of a test process's browser tests)."""
+    global _driver
+    driver = _driver
+    if driver is None or driver.loop is not asyncio.get_running_loop():
+        return
+    _driver = None
+    await driver.playwright.stop()
 
 
 @atexit.register
@@ -436,9 +510,6 @@ async def lab_page(
     in Jupyter Notebook 7's notebook page (``notebooks/<path>``) instead of JupyterLab.
     """
     require_chromium()
-    from playwright.async_api import TimeoutError as PlaywrightTimeoutError
-    from playwright.async_api import async_playwright
-
     token = serverapp.identity_provider.token
     base = f"http://127.0.0.1:{serverapp.port}{serverapp.base_url}"
     traffic = BridgeTraffic()
@@ -463,51 +534,40 @@ async def lab_page(
         ws.on("framesent", on_sent)
         ws.on("framereceived", on_received)
 
-    running = await chromium()
-    async with async_playwright() as playwright:
+    running, browser = await connected()
+    shared = not running.profile_in_use
+    running.profile_in_use = True
+    context = browser.contexts[0]
+    before = list(context.pages)
+    own: Any = None
+    try:
+        if not shared:
+            context = own = await browser.new_context(viewport={"width": width, "height": 900})
+        page = await context.new_page()
+        await page.set_viewport_size({"width": width, "height": 900})
+        page.on("websocket", on_websocket)
+        async with page.expect_response(
+            lambda response: "copilot/api/manifest" in response.url, timeout=60000
+        ):
+            where = f"notebooks/{path}" if notebook7 else f"lab/tree/{path}" if path else "lab"
+            await page.goto(f"{base}{where}?token={token}")
+        if panel:
+            await page.wait_for_selector("#jupyter-copilot-panel", state="attached", timeout=60000)
+        else:
+            await page.wait_for_selector("#jp-main-dock-panel", timeout=60000)
+        await settled(page)
+        if panel and open_panel:
+            await open_copilot_panel(page)
+        yield Lab(page, base, token, traffic)
+    finally:
         try:
-            browser = await playwright.chromium.connect_over_cdp(running.endpoint, timeout=20000)
-        except PlaywrightTimeoutError:
-            # Seen once under load: the connection opened but Chromium never answered.
-            # What it had open goes to the test's output; a new Chromium takes its place.
-            sys.stderr.write(f"Chromium did not answer; its targets: {running.targets()}\n")
-            running.stop()
-            running = await chromium()
-            browser = await playwright.chromium.connect_over_cdp(running.endpoint)
-        shared = not running.profile_in_use
-        running.profile_in_use = True
-        context = browser.contexts[0]
-        before = list(context.pages)
-        try:
-            if not shared:
-                context = await browser.new_context(viewport={"width": width, "height": 900})
-            page = await context.new_page()
-            await page.set_viewport_size({"width": width, "height": 900})
-            page.on("websocket", on_websocket)
-            async with page.expect_response(
-                lambda response: "copilot/api/manifest" in response.url, timeout=60000
-            ):
-                where = f"notebooks/{path}" if notebook7 else f"lab/tree/{path}" if path else "lab"
-                await page.goto(f"{base}{where}?token={token}")
-            if panel:
-                await page.wait_for_selector(
-                    "#jupyter-copilot-panel", state="attached", timeout=60000
-                )
-            else:
-                await page.wait_for_selector("#jp-main-dock-panel", timeout=60000)
-            await settled(page)
-            if panel and open_panel:
-                await open_copilot_panel(page)
-            yield Lab(page, base, token, traffic)
+            if shared:
+                await forget_pages(context, before, base)
+            elif own is not None:
+                await own.close()
         finally:
-            try:
-                if shared:
-                    await forget_pages(context, before, base)
-            finally:
-                if shared:
-                    running.profile_in_use = False
-                # Closes the contexts this page made and disconnects; Chromium stays.
-                await browser.close()
+            if shared:
+                running.profile_in_use = False
 
 
 #: What :func:`forget_pages` clears of a site's data: all but Chromium's caches.

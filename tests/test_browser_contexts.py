@@ -1,6 +1,7 @@
-"""Browser pages share one Chromium per test process and its caches, nothing else: what a
-``lab_page`` leaves in cookies, storage and permissions is forgotten when it closes, and a
-second page open at the same time is a browser context of its own (tests/lab.py)."""
+"""Browser pages share one Chromium per test process, its caches and Playwright's driver,
+nothing else: what a ``lab_page`` leaves in cookies, storage and permissions is forgotten
+when it closes, and a second page open at the same time is a browser context of its own
+(tests/lab.py)."""
 
 from __future__ import annotations
 
@@ -22,16 +23,16 @@ async def test_pages_share_one_chromium_and_its_caches_and_no_storage_cookies_or
 ) -> None:
     async with lab_page(lab_server) as first:
         server = await lab.chromium()
-        starts = lab.chromium_starts
+        starts, drivers = lab.chromium_starts, lab.driver_starts
         await first.page.evaluate("() => localStorage.setItem('copilot-test', 'first')")
         await first.page.evaluate("() => { document.cookie = 'copilot-test=first; path=/'; }")
         await first.page.context.grant_permissions(["clipboard-read"])
         assert await first.page.evaluate("() => localStorage.getItem('copilot-test')") == "first"
         assert "copilot-test=first" in await first.page.evaluate("() => document.cookie")
     async with lab_page(lab_server) as second:
-        # The same Chromium, not a new launch...
+        # The same Chromium, not a new launch, and the same Playwright driver...
         assert await lab.chromium() is server
-        assert lab.chromium_starts == starts
+        assert (lab.chromium_starts, lab.driver_starts) == (starts, drivers)
         assert server.alive()
         # ...and none of the first page's storage, cookies or permissions.
         assert await second.page.evaluate("() => localStorage.getItem('copilot-test')") is None
