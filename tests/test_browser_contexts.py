@@ -48,6 +48,12 @@ async def test_pages_share_one_chromium_and_its_caches_and_no_storage_cookies_or
                 .map(e => e.transferSize)"""
         )
         assert len(scripts) > 5 and scripts.count(0) > len(scripts) / 2, scripts
+        # No build check (tests/lab.py): JupyterLab's server answers one by starting Node.js.
+        checks = await second.page.evaluate(
+            """() => performance.getEntriesByType('resource')
+                .filter(e => e.name.includes('/lab/api/build')).length"""
+        )
+        assert checks == 0
         # A page open at the same time is a browser context of its own.
         await second.page.evaluate("() => localStorage.setItem('copilot-test', 'second')")
         async with lab_page(lab_server) as third:
