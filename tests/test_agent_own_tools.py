@@ -521,6 +521,20 @@ async def test_an_agent_that_connects_at_once_gets_no_notice(
     assert notices(events) == []
 
 
+async def test_archiving_within_the_grace_ends_the_attachment_check_with_the_conversation(
+    jp_fetch: Any, log: Path, copilot: Any
+) -> None:
+    conversation = await create(jp_fetch, contextRefs=["selected_cell"])
+    await send(jp_fetch, conversation, "reply not connecting")
+    [ended] = copilot.conversations.listed("owner")
+    check = ended.attach_check
+    assert check is not None and not check.done()  # the grace (10 s) is still running
+    await api(jp_fetch, "conversations", conversation, "archive", method="POST")
+    # The check ends with the conversation instead of waiting out its grace: nothing is left
+    # pending on the server's loop when it stops.
+    assert check.cancelled()
+
+
 async def test_taking_every_grant_away_mid_conversation_turns_the_tools_off(
     jp_fetch: Any, log: Path, http_server_client: Any
 ) -> None:

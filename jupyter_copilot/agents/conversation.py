@@ -294,6 +294,8 @@ class Conversation:
     task: asyncio.Task[None] | None = None
     #: Stops the agent process after a quiet period (``agent_idle_timeout_seconds``).
     idle: asyncio.Task[None] | None = None
+    #: Tells the person once when the agent, offered our tools, has not connected to them.
+    attach_check: asyncio.Task[None] | None = None
 
     @property
     def started(self) -> bool:

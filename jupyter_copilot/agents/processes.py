@@ -47,8 +47,6 @@ class AgentProcesses:
         self.modes = modes
         #: Environment only this conversation's agent gets: its owner's own key.
         self.secret_env = secret_env
-        #: Checks that run after an agent started; kept so that they are not collected.
-        self._background: set[asyncio.Future[None]] = set()
 
     async def start(self, conversation: Conversation) -> None:
         """Start the conversation's agent (stopping an old one) and open its session."""
@@ -116,7 +114,9 @@ class AgentProcesses:
                 ) from e
             conversation.session_id = session.session_id
         if conversation.tools_offered and not conversation.tools_attached:
-            self._background.add(asyncio.ensure_future(self._check_attached(conversation)))
+            if conversation.attach_check is not None:
+                conversation.attach_check.cancel()
+            conversation.attach_check = asyncio.ensure_future(self._check_attached(conversation))
         modes = session.modes
         conversation.agent_modes = (
             tuple(m.id for m in modes.available_modes) if modes is not None else ()
@@ -169,21 +169,18 @@ class AgentProcesses:
 
     async def _check_attached(self, conversation: Conversation) -> None:
         """Tell the person once when an agent offered our tools has not connected to them."""
-        try:
-            await asyncio.sleep(CONNECT_GRACE_SECONDS)
-            if conversation.tools_attached or conversation.told_not_attached:
-                return
-            conversation.told_not_attached = True
-            text = (
-                f"{conversation.agent.label} was offered the notebook tools but has not "
-                "connected to them: it cannot read or propose edits through jupyter-copilot."
-            )
-            if conversation.running is not None:
-                conversation.running.notice(text)
-            else:
-                conversation.next_notice = text
-        finally:
-            self._background = {t for t in self._background if not t.done()}
+        await asyncio.sleep(CONNECT_GRACE_SECONDS)
+        if conversation.tools_attached or conversation.told_not_attached:
+            return
+        conversation.told_not_attached = True
+        text = (
+            f"{conversation.agent.label} was offered the notebook tools but has not "
+            "connected to them: it cannot read or propose edits through jupyter-copilot."
+        )
+        if conversation.running is not None:
+            conversation.running.notice(text)
+        else:
+            conversation.next_notice = text
 
     async def end(self, conversation: Conversation) -> None:
         """End the conversation's turn, cards, reviews, terminals and agent, and wait."""
@@ -191,8 +188,9 @@ class AgentProcesses:
         self.host.file_reviews.end_group(conversation.id)
         if conversation.terminals is not None:
             conversation.terminals.close()
-        if conversation.idle is not None:
-            conversation.idle.cancel()
+        for waiting in (conversation.idle, conversation.attach_check):
+            if waiting is not None:
+                waiting.cancel()
         task = conversation.task
         if task is not None and not task.done():
             task.cancel()
