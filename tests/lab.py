@@ -431,6 +431,43 @@ class Lab:
         cell = self.notebook(path).locator(".jp-Cell").nth(index)
         await cell.locator(".jp-InputArea-editor").click()
 
+    async def kernel_ready(self, path: str, timeout: float = 60) -> None:
+        """Wait until the page holds the notebook's kernel, connected and idle.
+
+        The server registers a kernel session before the page has that session, and a run
+        JupyterLab is asked for in between runs nothing: ``CodeCell.execute`` clears the cell
+        when ``sessionContext.session.kernel`` is not there yet. So a test waits for this
+        before it runs a cell itself, as a person waits for the kernel indicator.
+        """
+
+        async def ready() -> bool:
+            return await self.page.evaluate(  # type: ignore[no-any-return]
+                """async id => {
+                    const panel = [...window.jupyterapp.shell.widgets('main')]
+                        .find(w => w.id === id);
+                    await panel.sessionContext.ready;
+                    const kernel = panel.sessionContext.session?.kernel;
+                    return kernel?.connectionStatus === 'connected' && kernel.status === 'idle';
+                }""",
+                self.widgets[path],
+            )
+
+        await eventually(ready, f"the kernel of {path} in the page", timeout=timeout)
+
+    async def run_cell(self, path: str, index: int, timeout: float = 60) -> None:
+        """Run one cell with Shift+Enter once the kernel is ready, and wait until its prompt
+        shows an execution count."""
+        await self.kernel_ready(path)
+        await self.click_cell(path, index)
+        await self.page.keyboard.press("Shift+Enter")
+        prompt = self.notebook(path).locator(".jp-Cell").nth(index).locator(".jp-InputPrompt")
+
+        async def ran() -> bool:
+            text = await prompt.inner_text()
+            return "[" in text and "[ ]" not in text and "[*]" not in text
+
+        await eventually(ran, f"cell {index} of {path} to run", timeout=timeout)
+
     async def select_tab(self, path: str) -> None:
         """Click the notebook's tab in the main area."""
         name = path.rsplit("/", 1)[-1]

@@ -177,7 +177,7 @@ def card(lab: Lab) -> Any:
 
 async def run_cell(lab: Lab, index: int) -> list[dict[str, Any]]:
     """Run one cell with Shift+Enter and return its outputs once it has run."""
-    await eventually(lambda: _kernel_connected(lab), "the kernel's connection", timeout=60)
+    await lab.kernel_ready(NOTEBOOK)
     await lab.click_cell(NOTEBOOK, index)
     await lab.page.keyboard.press("Shift+Enter")
 
@@ -205,7 +205,7 @@ async def test_the_walkthrough_add_docstrings_review_keep_and_undo(
         chat = Chat(lab)
         await open_notebook(lab, jp_fetch, NOTEBOOK)
         functions = await cell_id(lab, FUNCTIONS)
-        await eventually(lambda: _kernel_connected(lab), "the kernel's connection", timeout=60)
+        await lab.kernel_ready(NOTEBOOK)
         # No agent is configured: the demo agent is offered, in Ask before edits.
         says(demo, "Demo agent (rule-based)")
         picker = lab.page.locator(".jp-Copilot-AgentPicker")
@@ -584,17 +584,6 @@ async def test_the_data_cells_run_and_the_slider_renders(lab_server, jp_fetch, d
         message = await pill.locator(".jp-Copilot-PillMessage").inner_text()
         assert message.startswith(TOO_LARGE + ": ") and "the limit is 8 KB" in message
         assert await pill.locator(".jp-Copilot-AttachToggle").is_disabled()
-
-
-async def _kernel_connected(lab: Lab) -> bool:
-    return await lab.page.evaluate(  # type: ignore[no-any-return]
-        """async () => {
-            const panel = window.jupyterapp.shell.currentWidget;
-            await panel.sessionContext.ready;
-            const kernel = panel.sessionContext.session?.kernel;
-            return kernel?.connectionStatus === 'connected' && kernel.status === 'idle';
-        }"""
-    )
 
 
 async def _text_is(locator: Any, expected: str) -> bool:

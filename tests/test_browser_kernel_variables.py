@@ -15,7 +15,6 @@ import pytest
 
 from tests.conftest import make_notebook
 from tests.conversations import agent_log, scripted_agents
-from tests.eventually import eventually
 from tests.lab import lab_page
 from tests.test_browser_chat import Chat
 from tests.test_browser_review import open_notebook
@@ -43,14 +42,9 @@ async def test_kernel_variables_is_off_by_default_and_checking_it_lets_the_agent
     make_notebook(jp_root_dir, "a.ipynb", [CELL])
     async with lab_page(lab_server) as lab:
         await open_notebook(lab, jp_fetch, "a.ipynb")
-        await lab.click_cell("a.ipynb", 0)
-        await lab.page.keyboard.press("Shift+Enter")
+        await lab.run_cell("a.ipynb", 0)
         prompt = lab.notebook("a.ipynb").locator(".jp-InputPrompt").first
-
-        async def ran() -> bool:
-            return "[1]" in (await prompt.inner_text())
-
-        await eventually(ran, "the cell to run", timeout=60)
+        assert "[1]" in await prompt.inner_text()
         chat = Chat(lab)
         await chat.choose_agent("scripted")
 

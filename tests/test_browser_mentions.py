@@ -40,19 +40,6 @@ def copilot_config(log: Path) -> dict[str, Any]:
     return scripted_agents(log)
 
 
-async def run_cell(lab: Lab, path: str, index: int) -> None:
-    """Run one cell with Shift+Enter and wait until it has run."""
-    await lab.click_cell(path, index)
-    await lab.page.keyboard.press("Shift+Enter")
-    prompt = lab.notebook(path).locator(".jp-Cell").nth(index).locator(".jp-InputPrompt")
-
-    async def ran() -> bool:
-        text = await prompt.inner_text()
-        return "[" in text and "[ ]" not in text and "[*]" not in text
-
-    await eventually(ran, f"cell {index} to run", timeout=60)
-
-
 def composer(lab: Lab) -> Any:
     return lab.page.locator(".jp-Copilot-Composer textarea")
 
@@ -80,7 +67,7 @@ async def test_at_df_and_at_a_file_are_offered_only_once_granted_and_the_agent_r
     (jp_root_dir / "notes.txt").write_text("sales rose in May\n", encoding="utf-8")
     async with lab_page(lab_server) as lab:
         await open_notebook(lab, jp_fetch, "a.ipynb")
-        await run_cell(lab, "a.ipynb", 0)
+        await lab.run_cell("a.ipynb", 0)
         chat = Chat(lab)
         await chat.choose_agent("scripted")
         box = composer(lab)
@@ -163,9 +150,9 @@ async def test_fix_on_an_error_leads_to_a_review_of_that_cell_that_changes_nothi
         await open_notebook(lab, jp_fetch, "e.ipynb")
         cells = lab.notebook("e.ipynb").locator(".jp-Cell")
         # No error, no Fix.
-        await run_cell(lab, "e.ipynb", 0)
+        await lab.run_cell("e.ipynb", 0)
         assert await cells.nth(0).locator(".jp-Copilot-ErrorActions").count() == 0
-        await run_cell(lab, "e.ipynb", 1)
+        await lab.run_cell("e.ipynb", 1)
         failing = cells.nth(1)
         fix = failing.locator(".jp-Copilot-ErrorFix")
         await fix.wait_for(state="visible", timeout=30000)
