@@ -14,6 +14,8 @@ import asyncio
 import io
 import json
 import logging
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -267,3 +269,30 @@ class TestASmallContextWindow:
         )
         [request] = scripted_model.requests
         assert request.get("max_tokens", request.get("max_completion_tokens")) == 15
+
+
+#: A session of the model agent in a fresh interpreter; prints whether the MCP client is loaded.
+SESSION_IMPORTS = """
+import asyncio, sys
+from acp.schema import HttpMcpServer
+from jupyter_copilot.model_agent.agent import ModelAgent
+from jupyter_copilot.model_agent.settings import ModelSettings
+
+agent = ModelAgent(ModelSettings("openai-compatible", "m", base_url="http://127.0.0.1:9/v1"))
+servers = [HttpMcpServer(name="jupyter", url="http://127.0.0.1:9/copilot/mcp", headers=[], type="http")]
+asyncio.run(agent.new_session(cwd="/", mcp_servers=servers if sys.argv[1] == "tools" else []))
+print("pydantic_ai.mcp" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(("session", "loaded"), [("chat-only", "False"), ("tools", "True")])
+def test_only_a_session_with_tools_loads_the_mcp_client(session: str, loaded: str) -> None:
+    # The MCP client is about a second of the agent's start: a chat-only session skips it.
+    result = subprocess.run(
+        [sys.executable, "-I", "-c", SESSION_IMPORTS, session],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert result.stdout.strip() == loaded

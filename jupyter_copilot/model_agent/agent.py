@@ -26,7 +26,6 @@ from acp.schema import (
 )
 from pydantic_ai import Agent, BinaryContent
 from pydantic_ai import exceptions as errors
-from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.messages import (
     FunctionToolCallEvent,
     FunctionToolResultEvent,
@@ -188,17 +187,25 @@ class ModelAgent(acp.Agent):
         mcp_servers: list[Any] | None = None,
         **kwargs: Any,
     ) -> acp.NewSessionResponse:
-        """A session whose tools are the HTTP MCP servers given (the notebook's tools)."""
-        toolsets = [
-            MCPToolset(
-                server.url,
-                id=server.name,
-                headers={h.name: h.value for h in server.headers},
-                tool_error_behavior="failed",
-            )
-            for server in mcp_servers or []
-            if getattr(server, "type", None) == "http"
-        ]
+        """A session whose tools are the HTTP MCP servers given (the notebook's tools).
+
+        The MCP client is imported only for a session that has servers: it is about a second
+        of the agent's start, which a chat-only conversation does not wait for.
+        """
+        servers = [s for s in mcp_servers or [] if getattr(s, "type", None) == "http"]
+        toolsets: list[Any] = []
+        if servers:
+            from pydantic_ai.mcp import MCPToolset
+
+            toolsets = [
+                MCPToolset(
+                    server.url,
+                    id=server.name,
+                    headers={h.name: h.value for h in server.headers},
+                    tool_error_behavior="failed",
+                )
+                for server in servers
+            ]
         session_id = uuid.uuid4().hex
         self.sessions[session_id] = Session(
             Agent(self.model, toolsets=toolsets, instructions=INSTRUCTIONS)
