@@ -279,7 +279,8 @@ from jupyter_copilot.model_agent.agent import ModelAgent
 from jupyter_copilot.model_agent.settings import ModelSettings
 
 agent = ModelAgent(ModelSettings("openai-compatible", "m", base_url="http://127.0.0.1:9/v1"))
-servers = [HttpMcpServer(name="jupyter", url="http://127.0.0.1:9/copilot/mcp", headers=[], type="http")]
+url = "http://127.0.0.1:9/copilot/mcp"
+servers = [HttpMcpServer(name="jupyter", url=url, headers=[], type="http")]
 asyncio.run(agent.new_session(cwd="/", mcp_servers=servers if sys.argv[1] == "tools" else []))
 print("pydantic_ai.mcp" in sys.modules)
 """
