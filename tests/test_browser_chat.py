@@ -106,7 +106,10 @@ class Chat:
         agents = self.page.locator(".jp-Copilot-Message[data-role=agent]")
         count = await agents.count()
         last = await agents.nth(count - 1).get_attribute("data-state") if count else None
-        return running == state and last != "running"
+        # A reply renders after its text arrived (Markdown, then its code's colours): it is
+        # whole once no render runs or is due.
+        rendering = await self.page.locator(".jp-Copilot-Reply[aria-busy=true]").count()
+        return running == state and last != "running" and not rendering
 
     def messages(self, role: str) -> Any:
         return self.page.locator(f".jp-Copilot-Message[data-role={role}]")
@@ -312,9 +315,24 @@ async def test_a_long_reply_renders_block_by_block_and_ends_whole(lab_server, lo
         chat = Chat(lab)
         await chat.root.wait_for(state="visible")
         await chat.choose_agent("scripted", chat_only=True)
+        # Whether the reply said it was busy while it rendered (aria-busy), seen by the page.
+        await lab.page.evaluate(
+            """() => {
+                window.replyBusy = false;
+                new MutationObserver(records => {
+                    for (const r of records) {
+                        if (r.target.getAttribute('aria-busy') === 'true') window.replyBusy = true;
+                    }
+                }).observe(document.body, {
+                    attributes: true, attributeFilter: ['aria-busy'], subtree: true
+                });
+            }"""
+        )
         await chat.send("paragraphs 40")
         await chat.idle()
         reply = lab.page.locator(".jp-Copilot-Reply").last
+        assert await lab.page.evaluate("() => window.replyBusy") is True
+        assert await reply.get_attribute("aria-busy") == "false"
         paragraphs = [" ".join(t.split()) for t in await reply.locator("p").all_inner_texts()]
         assert paragraphs == [f"Paragraph {i} ends." for i in range(40)]
         # The fenced block kept its blank line: it was never cut.

@@ -76,6 +76,8 @@ async def test_a_fake_card_and_a_fake_dialog_in_a_reply_are_plain_text(lab_serve
         await chat.send(f"reply {REPLY}")
         await chat.idle()
         reply = page.locator(".jp-Copilot-Reply").last
+        # Whole: no render of it runs or is due (what chat.idle() waited for).
+        assert await reply.get_attribute("aria-busy") == "false"
         content = reply.locator(".jp-RenderedMarkdown")
         text = await reply.inner_text()
         for words in ("Allow once", "JupyterLab update required", "Run it", "print('hello')"):

@@ -64,6 +64,7 @@ export class ReplyView extends Panel {
     } else {
       this._render();
     }
+    this._showBusy();
   }
 
   /**
@@ -80,6 +81,7 @@ export class ReplyView extends Panel {
     const text = this._wanted;
     if (this._plain) {
       this._renderPlain(text);
+      this._showBusy();
       return;
     }
     if (this._rendering) {
@@ -99,29 +101,53 @@ export class ReplyView extends Panel {
     if (end > this._shown.length) {
       const block = this._registry!.createRenderer('text/markdown');
       this.insertWidget(this.widgets.length - 1, block);
-      void block
-        .renderModel(Private.model(text.slice(this._shown.length, end)))
-        .then(() => this._highlight(block))
-        .catch(() => undefined);
+      void this._track(
+        block
+          .renderModel(Private.model(text.slice(this._shown.length, end)))
+          .then(() => this._highlight(block))
+      );
       this._shown = text.slice(0, end);
     }
     this._rendering = true;
     const started = Date.now();
     const tail = this._tail!;
-    tail
-      .renderModel(Private.model(text.slice(end)))
-      .then(() => this._highlight(tail))
+    void this._track(
+      tail
+        .renderModel(Private.model(text.slice(end)))
+        .then(() => this._highlight(tail))
+        .catch(() => undefined)
+        .then(() => {
+          this._rendering = false;
+          this._interval = Math.max(
+            ReplyView.THROTTLE_MS,
+            4 * (Date.now() - started)
+          );
+          if (text !== this._wanted && !this._timer && !this.isDisposed) {
+            this._render();
+          }
+        })
+    );
+  }
+
+  /**
+   * Count a render until it ends, failed or not: the reply is busy
+   * (`aria-busy`) while any runs or one is due, so that assistive technology,
+   * and whoever reads the reply, waits until it shows the whole text.
+   */
+  private _track(render: Promise<unknown>): Promise<void> {
+    this._renders++;
+    this._showBusy();
+    return render
       .catch(() => undefined)
       .then(() => {
-        this._rendering = false;
-        this._interval = Math.max(
-          ReplyView.THROTTLE_MS,
-          4 * (Date.now() - started)
-        );
-        if (text !== this._wanted && !this._timer && !this.isDisposed) {
-          this._render();
-        }
+        this._renders--;
+        this._showBusy();
       });
+  }
+
+  private _showBusy(): void {
+    const busy = this._renders > 0 || this._timer !== 0;
+    this.node.setAttribute('aria-busy', busy ? 'true' : 'false');
   }
 
   /**
@@ -152,6 +178,8 @@ export class ReplyView extends Panel {
   private _interval = ReplyView.THROTTLE_MS;
   private _timer = 0;
   private _rendering = false;
+  /** Renders started and not yet ended. */
+  private _renders = 0;
 }
 
 namespace Private {
