@@ -176,10 +176,8 @@ def card(lab: Lab) -> Any:
 
 
 async def run_cell(lab: Lab, index: int) -> list[dict[str, Any]]:
-    """Run one cell with Shift+Enter and return its outputs once it has run."""
-    await lab.kernel_ready(NOTEBOOK)
-    await lab.click_cell(NOTEBOOK, index)
-    await lab.page.keyboard.press("Shift+Enter")
+    """Run one cell with Shift+Enter and return its outputs once its kernel is idle again."""
+    await lab.run_cell(NOTEBOOK, index)
 
     async def ran() -> dict[str, Any] | None:
         cell = await lab.page.evaluate(
