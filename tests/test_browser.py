@@ -13,7 +13,7 @@ import pytest
 from jupyter_copilot.page.context import source_hash
 from tests.conftest import make_notebook
 from tests.eventually import eventually
-from tests.lab import Lab, lab_page
+from tests.lab import UNUSED_EXTENSIONS, Lab, lab_page
 from tests.pages import get_context
 
 # Real JupyterLab in Chromium: `pytest -m "not browser"` leaves these out. No test here runs
@@ -45,6 +45,8 @@ async def test_selecting_a_cell_shows_the_pill_and_serves_that_cell(
     lab_server, jp_fetch, notebooks
 ) -> None:
     async with lab_page(lab_server) as lab:
+        # The browser tests' JupyterLab starts without the extensions they do not use.
+        assert not await lab.extension_on(UNUSED_EXTENSIONS[0])
         await open_both(lab)
         await lab.select_tab("a.ipynb")
         await lab.click_cell("a.ipynb", 1)

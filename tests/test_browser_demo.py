@@ -17,6 +17,7 @@ import pytest
 from jupyter_copilot.demo_agent import rules
 from tests.eventually import eventually
 from tests.lab import (
+    UNUSED_EXTENSIONS,
     Lab,
     lab_page,
     lab_server_config,
@@ -86,8 +87,11 @@ TOO_LARGE = "This cell is too large to attach"
 
 @pytest.fixture
 def jp_server_config(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """JupyterLab with jupyter-copilot and the ipywidgets manager, and no agent configured."""
-    config = lab_server_config(tmp_path, tmp_path_factory.getbasetemp(), {"discover_agents": False})
+    """JupyterLab with every extension it ships, jupyter-copilot and the ipywidgets manager,
+    and no agent configured."""
+    config = lab_server_config(
+        tmp_path, tmp_path_factory.getbasetemp(), {"discover_agents": False}, every_extension=True
+    )
     shared = widgets_labextensions_dir(tmp_path_factory.getbasetemp())
     config["LabApp"]["extra_labextensions_path"].append(str(shared))
     return config
@@ -204,6 +208,9 @@ async def test_the_walkthrough_add_docstrings_review_keep_and_undo(
         await open_notebook(lab, jp_fetch, NOTEBOOK)
         functions = await cell_id(lab, FUNCTIONS)
         await lab.kernel_ready(NOTEBOOK)
+        # The demo runs in JupyterLab with every extension it ships.
+        for name in UNUSED_EXTENSIONS:
+            assert await lab.extension_on(name), name
         # No agent is configured: the demo agent is offered, in Ask before edits.
         says(demo, "Demo agent (rule-based)")
         picker = lab.page.locator(".jp-Copilot-AgentPicker")

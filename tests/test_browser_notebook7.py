@@ -26,9 +26,11 @@ SOURCE_JS = (
 def lab_config(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, copilot_config: dict[str, Any]
 ) -> dict[str, Any]:
-    """JupyterLab's test config with Notebook 7's server extension, its settings and
-    workspaces under the test's folder like JupyterLab's."""
-    config = lab_server_config(tmp_path, tmp_path_factory.getbasetemp(), copilot_config)
+    """JupyterLab's test config, with every extension it ships, and Notebook 7's server
+    extension, its settings and workspaces under the test's folder like JupyterLab's."""
+    config = lab_server_config(
+        tmp_path, tmp_path_factory.getbasetemp(), copilot_config, every_extension=True
+    )
     config["ServerApp"]["jpserver_extensions"]["notebook"] = True
     shared = ("extra_labextensions_path", "user_settings_dir", "workspaces_dir")
     config["JupyterNotebookApp"] = {k: config["LabApp"][k] for k in shared}
