@@ -9,7 +9,8 @@ calls after the same cell, each pending cell withdrawn (``insert-cell.abort``) b
 next call; then sequential ``run-cell.invoke`` requests for the same cell, each withdrawn
 (``run-cell.abort``) once its run card shows, so nothing runs; then sequential
 ``edit-cell.invoke`` calls each withdrawn by ``edit-cell.abort`` once its review shows.
-Every abort is timed too. Each kind runs twice: on a page at rest (a call is made once the
+Every abort is timed too: it answers once the server has refused Keep and told the page,
+so back to back, the page's withdrawal is drawn during the next call. Each kind runs twice: on a page at rest (a call is made once the
 page has drawn the one before), then back to back, as an agent makes its calls; the targets
 apply to both. It prints the client round trip (an edit or insert call is answered once
 the page shows the review; a run request is timed to the moment its card enters the side
@@ -461,9 +462,13 @@ class Bench:
         body = self.body(TARGET, n)
         self.open_review(INVOKE, body, calls)
         self.abort(EDIT_ABORT, body["callId"], calls)
-        self.page.evaluate(FRAME_JS)
+        # The abort answers once the page has been told; the page withdraws the review when
+        # the message reaches it (docs/protocol.md section 4.3), which it must within 5 s.
+        with suppress(Exception):
+            self.page.wait_for_function(f"() => !({REVIEW_IDS_JS})().length", timeout=5000)
         if review_ids(self.page):
             calls.failures.append(f"{body['callId']}: the review stayed after the abort")
+        self.page.evaluate(FRAME_JS)
 
     def open_review(self, action: str, body: dict[str, Any], calls: Calls) -> None:
         """Make the timed call ``body`` to ``action``; once the page has drawn it, check that

@@ -22,6 +22,7 @@ from tests.conftest import make_notebook
 from tests.eventually import eventually
 from tests.pages import ScriptedPage, context_answer, notebook_state
 from tests.server import ABORT, INVOKE, call_action, start_session
+from tests.test_canary import our_events, read_events
 
 # The kernel sessions here only give the notebook its tool registrations; no test talks to the
 # kernel, so they attach to one real kernel per test process (tests/kernels.py).
@@ -486,6 +487,46 @@ async def test_abort_after_the_review_opened_withdraws_it_and_blocks_keep(
     s.page.send({"type": "keep", "callId": "open"})
     verdict = await s.page.next_message()
     assert verdict == {"type": "keep-verdict", "callId": "open", "ok": False, "code": "aborted"}
+    s.page.close()
+
+
+async def test_abort_answers_without_waiting_for_a_busy_page_and_the_event_follows_its_answer(
+    jp_fetch, jp_ws_fetch, jp_root_dir, copilot
+) -> None:
+    """docs/protocol.md section 4.3: the agent is answered once Keep is refused and the page
+    has been told; the page, busy drawing, answers later, and the event says what it did."""
+    s = await scene(jp_fetch, jp_ws_fetch, jp_root_dir, copilot)
+    events: list[dict[str, Any]] = []
+    subscription = await jp_ws_fetch("api", "events", "subscribe")
+    reader = asyncio.ensure_future(read_events(subscription, events))
+    assert (await invoke(jp_fetch, s.tool_input(), callId="busy"))[0] == 200
+    s.page.respond = lambda r: None  # the page does not answer the withdrawal yet
+    status, body = await call_action(jp_fetch, ABORT, {"data": {"callId": "busy"}})
+    assert (status, body) == (200, {"result": {"aborted": True}})
+    [withdrawal] = [r for r in s.page.requests if r["action"] == ABORT]
+    assert withdrawal["data"] == {"callId": "busy"}
+    # Keep is refused already, before the page has withdrawn anything.
+    s.page.send({"type": "keep", "callId": "busy"})
+    verdict = await s.page.next_message()
+    assert verdict == {"type": "keep-verdict", "callId": "busy", "ok": False, "code": "aborted"}
+    assert not [e for e in events if e.get("schema_id", "").endswith("edit/aborted/v1")]
+    # The page answers once it has drawn: only then is the abort recorded, as withdrawn.
+    s.page.send(
+        {
+            "type": "result",
+            "requestId": withdrawal["requestId"],
+            "ok": True,
+            "data": {"withdrawn": True},
+        }
+    )
+    [aborted] = [
+        e
+        for e in await our_events(events, {"edit/aborted/v1"})
+        if e["schema_id"].endswith("edit/aborted/v1")
+    ]
+    assert (aborted["reviewWasOpen"], aborted["withdrawn"]) == (True, True)
+    reader.cancel()
+    subscription.close()
     s.page.close()
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -180,6 +180,14 @@ class PageSession:
         Raises :class:`Refusal` with ``timeout`` when the deadline passes or the page goes
         away, and with the page's own code when it refuses.
         """
+        return await self.ask(action, data, timeout)
+
+    def ask(
+        self, action: str, data: dict[str, Any], timeout: float
+    ) -> Coroutine[Any, Any, dict[str, Any]]:
+        """Send the page the request for ``action`` now, in order with every other message,
+        and return what waits for its answer, as :meth:`request` does. Raises
+        :class:`Refusal` at once when the page has closed."""
         if self.closed:
             raise Refusal("timeout", "The page closed before it could answer.")
         request_id = uuid.uuid4().hex
@@ -194,6 +202,12 @@ class PageSession:
                 "deadlineMs": int(timeout * 1000),
             }
         )
+        return self._answer(request_id, future, timeout)
+
+    async def _answer(
+        self, request_id: str, future: asyncio.Future[dict[str, Any]], timeout: float
+    ) -> dict[str, Any]:
+        """The page's answer to request ``request_id``, within ``timeout`` seconds."""
         try:
             return await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:

@@ -13,6 +13,7 @@ what the page's request carries and what its result is).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -33,8 +34,8 @@ from .edits import DECISIONS, ProposalCall, ProposalCalls, simple_object_check
 from .service import ProposalHost, ToolService, ms_since
 from .spec import ToolSpec
 
-#: How long an abort waits for the page to withdraw a review; the server-side mark that
-#: blocks Keep is set before, so a slow page cannot make an abort fail.
+#: How long the server waits for the page to withdraw an aborted call's review, for the
+#: ``edit/aborted`` event; the abort itself answers at once (docs/protocol.md section 4.3).
 ABORT_PAGE_SECONDS = 5.0
 
 #: ``approve(page, path, data, abort)``: show an approval card and wait for the decision.
@@ -71,6 +72,8 @@ class ProposalTool:
         self.host = host
         self.approvals = approvals
         self.calls = ProposalCalls(result_of=service.settled_result)
+        #: Aborts whose page has not answered yet (at most ``ABORT_PAGE_SECONDS`` each).
+        self._withdrawals: set[asyncio.Future[None]] = set()
 
     @property
     def name(self) -> str:
@@ -275,27 +278,36 @@ class ProposalTool:
         call.aborted = True
         call.abort_requested.set()
         self.calls.settle(call)
-        was_open = call.review_open
-        withdrawn = False
-        page = call.page
-        if page is not None and not page.closed:
-            try:
-                answer = await page.request(
+        # Keep is refused for this call from now on, whatever the page does. The page is
+        # told to withdraw its review at once, in order with every later message; the agent
+        # is answered without waiting for a page that may be busy drawing a long notebook.
+        answer: Awaitable[dict[str, Any]] | None = None
+        if call.page is not None:
+            with contextlib.suppress(Refusal):
+                answer = call.page.ask(
                     self.spec.abort_action,
                     {"callId": call.call_id},
                     min(ABORT_PAGE_SECONDS, self.host.settings()["page_timeout_seconds"]),
                 )
-                withdrawn = answer.get("withdrawn") is True
-            except Refusal:
-                # Keep is refused for this call from now on whatever the page does.
-                withdrawn = False
+        withdrawal = asyncio.ensure_future(self._withdrawal(call, call.review_open, answer))
+        self._withdrawals.add(withdrawal)
+        withdrawal.add_done_callback(self._withdrawals.discard)
+        return {"aborted": True}
+
+    async def _withdrawal(
+        self, call: ProposalCall, was_open: bool, answer: Awaitable[dict[str, Any]] | None
+    ) -> None:
+        """Wait for the page's answer to an abort, and record what it withdrew."""
+        withdrawn = False
+        if answer is not None:
+            with contextlib.suppress(Refusal):
+                withdrawn = (await answer).get("withdrawn") is True
         self.telemetry.proposal_aborted(
             call_ref=call.ref,
             review_was_open=was_open,
             withdrawn=withdrawn,
             operation=self.operation,
         )
-        return {"aborted": True}
 
     # -- Keep and the person's decision ----------------------------------------------------
 
