@@ -9,16 +9,17 @@ calls after the same cell, each pending cell withdrawn (``insert-cell.abort``) b
 next call; then sequential ``run-cell.invoke`` requests for the same cell, each withdrawn
 (``run-cell.abort``) once its run card shows, so nothing runs; then sequential
 ``edit-cell.invoke`` calls each withdrawn by ``edit-cell.abort`` once its review shows.
-Every abort is timed too: it answers once the server has refused Keep and told the page,
-so back to back, the page's withdrawal is drawn during the next call. Each kind runs twice: on a page at rest (a call is made once the
-page has drawn the one before), then back to back, as an agent makes its calls; the targets
-apply to both. It prints the client round trip (an edit or insert call is answered once
-the page shows the review; a run request is timed to the moment its card enters the side
-panel, by the page's clock), the server's own check time from the ``edit/review-opened``
-events (read from ``/api/events/subscribe``), and what each call cost the page's main
-thread (Chromium's task, style and layout durations, opening and closing included), then
-the 2,000-cell/10-cell ratio of each p95 and each abort's p95 against its open's. Last,
-rounds of concurrent calls on distinct cells of the long notebook.
+Every abort is timed too: it answers once the server has refused Keep and told the page, so
+back to back, the page's withdrawal is drawn during the next call. Each kind runs twice: on
+a page at rest (a call is made once the page has drawn the one before), then back to back,
+as an agent makes its calls; the targets apply to both. It prints the client round trip (an
+edit or insert call is answered once the page shows the review; a run request is timed to
+the moment its card enters the side panel, by the page's clock), the server's own check
+time from the ``edit/review-opened`` events (read from ``/api/events/subscribe``), and what
+each call cost the page's main thread (Chromium's task, style and layout durations, opening
+and closing included), then the 2,000-cell/10-cell ratio of each p95 and each abort's p95
+against its open's. Last, rounds of concurrent calls on distinct cells of the long
+notebook.
 
 Nothing is kept: every review is superseded, withdrawn or undone, so each cell's hash stays
 the same. The exit status is 1 only when something is functionally wrong (a call not
