@@ -19,7 +19,9 @@ time from the ``edit/review-opened`` events (read from ``/api/events/subscribe``
 each call cost the page's main thread (Chromium's task, style and layout durations, opening
 and closing included), then the 2,000-cell/10-cell ratio of each p95 and each abort's p95
 against its open's. Last, rounds of concurrent calls on distinct cells of the long
-notebook.
+notebook. Before the calls, it prints what drawing a plain change in each notebook costs the
+page with no jupyter-copilot code at all: the floor under the long notebook's figures back to
+back, since a call that reaches the page while it draws waits for that frame.
 
 Nothing is kept: every review is superseded, withdrawn or undone, so each cell's hash stays
 the same. The exit status is 1 only when something is functionally wrong (a call not
@@ -139,6 +141,28 @@ REST_JS = """() => new Promise(resolve => {
     };
     requestAnimationFrame(step);
 })"""
+#: JupyterLab's own cost of drawing a change in the notebook, with no jupyter-copilot code:
+#: a plain block of a pending cell's height appended to the target cell, then removed, each
+#: change timed from the start of the frame that draws it to the task after that frame.
+FLOOR_JS = """async ([index, count]) => {
+    const cell = window.jupyterapp.shell.currentWidget.content.widgets[index];
+    const frame = () => new Promise(resolve => requestAnimationFrame(() => {
+        const start = performance.now();
+        setTimeout(() => resolve(performance.now() - start), 0);
+    }));
+    const added = [], removed = [];
+    for (let i = 0; i < count; i++) {
+        await frame();
+        const block = document.createElement('div');
+        block.style.height = '120px';
+        block.textContent = 'a change';
+        cell.node.appendChild(block);
+        added.push(await frame());
+        block.remove();
+        removed.push(await frame());
+    }
+    return [added, removed];
+}"""
 #: Chromium's cumulative main-thread figures (``Performance.getMetrics``), in seconds.
 METRICS = {"TaskDuration": "task", "RecalcStyleDuration": "style", "LayoutDuration": "layout"}
 KINDS = {
@@ -673,6 +697,32 @@ def phase(benches: list[Bench], kind: str, count: int, first: int, at_rest: bool
     return phases
 
 
+def print_floor(benches: list[Bench], count: int) -> None:
+    """Print what drawing one change in the notebook costs each page with no jupyter-copilot
+    code (:data:`FLOOR_JS`), and the long notebook's p95 against the short one's.
+
+    A call that reaches a page while it draws waits for the frame to end, so back to back
+    this is the floor under every open and abort of the long notebook.
+    """
+    print(
+        f"\nJupyterLab drawing a change in the notebook, no jupyter-copilot code: {count} plain "
+        f"blocks of a pending cell's height appended to cell {TARGET} and removed, each timed "
+        f"from the start of the frame that draws it\n  {'':<28}{'p50 ms':>9}{'p95 ms':>9}"
+        f"{'max ms':>9}"
+    )
+    p95s = []
+    for bench in benches:
+        bench.rest()
+        added, removed = bench.page.evaluate(FLOOR_JS, [TARGET, count])
+        print(row(f"{bench.cells:,} cells: appended", added))
+        print(row(f"{bench.cells:,} cells: removed", removed))
+        p95s.append(percentile(added + removed, 95))
+    print(
+        f"  p95({benches[-1].cells:,} cells) / p95({benches[0].cells:,} cells) = "
+        f"{p95s[-1] / max(p95s[0], 0.1):.2f}x, before any jupyter-copilot code runs"
+    )
+
+
 def print_sizes(
     count: int, sizes: tuple[int, int], phases: dict[tuple[str, int, bool], Phase]
 ) -> None:
@@ -757,6 +807,7 @@ def run(calls: int, rounds: int, long: int) -> int:
                     benches.append(bench)
                 rtc = "on" if collaboration_on(tmp) else "off"
                 print(f"real-time collaboration {rtc}")
+                print_floor(benches, calls)
                 for n, (kind, at_rest) in enumerate(product(KINDS, PASSES)):
                     for bench, timed in zip(
                         benches, phase(benches, kind, calls, 10_000 * n, at_rest), strict=True
