@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import signal
 import time
@@ -261,6 +262,41 @@ async def test_an_archived_conversation_keeps_its_transcript_but_not_its_stream(
     _, after = await api(jp_fetch, "conversations", conversation)
     assert after["turns"] == before["turns"]
     assert len(held.turns[0].events) == 2 and len(held.turns[0].reply) == 1
+
+
+async def test_archiving_a_running_turn_cancels_its_prompt_with_it(
+    jp_fetch: Any, copilot: Any
+) -> None:
+    """Archiving cancels the running turn and stops its agent. The turn's pending prompt call
+    is cancelled with the turn, never left to fail later with an error nobody reads (asyncio
+    reports such a task as "Task exception was never retrieved" once it is collected)."""
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    before = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _, context: reported.append(context))
+    try:
+        conversation = await create(jp_fetch, chatOnly=True)
+        turn = asyncio.ensure_future(send(jp_fetch, conversation, "slow"))
+        held = next(c for c in copilot.conversations._by_id.values() if c.id == conversation)
+        await eventually(
+            lambda: (
+                held.running is not None
+                and any(e.get("text") == "thinking" for e in held.running.events)
+            ),
+            "the agent's first words",
+        )
+        # The archive answers once the turn is cancelled and the agent stopped.
+        status, _ = await api(jp_fetch, "conversations", conversation, "archive", method="POST")
+        assert status == 200
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(turn, 10)
+        for _ in range(5):  # let the agent's closed pipes reach every waiting call
+            await asyncio.sleep(0.1)
+        gc.collect()
+        await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(before)
+    assert [c["message"] for c in reported] == []
 
 
 async def test_archiving_past_the_cap_forgets_the_oldest_archived(

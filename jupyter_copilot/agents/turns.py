@@ -280,6 +280,11 @@ class Turns:
             limit = asyncio.ensure_future(turn.limit_hit.wait())
             try:
                 await asyncio.wait({prompt, limit}, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                # The conversation ends (archive, kill switch, shutdown) and stops the agent:
+                # its prompt call goes with the turn, not left to fail later unread.
+                prompt.cancel()
+                raise
             finally:
                 limit.cancel()
             if not prompt.done():
