@@ -281,7 +281,7 @@ class Turns:
             try:
                 await asyncio.wait({prompt, limit}, return_when=asyncio.FIRST_COMPLETED)
             except asyncio.CancelledError:
-                # The conversation ends (archive, kill switch, shutdown) and stops the agent:
+                # The conversation ends (archive, delete, server stop) and stops the agent:
                 # its prompt call goes with the turn, not left to fail later unread.
                 prompt.cancel()
                 raise
