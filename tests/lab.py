@@ -46,6 +46,7 @@ from tornado.netutil import bind_sockets
 from tornado.testing import bind_unused_port
 
 from tests.eventually import eventually
+from tests.kernels import WORKER_PORT_KERNEL_MANAGER
 from tests.sandboxing import sandbox_for_test
 
 CHROMIUM = os.environ.get("COPILOT_CHROMIUM", "/usr/bin/chromium")
@@ -418,6 +419,8 @@ def lab_server_config(
             "expose_app_in_browser": True,
         },
         "CopilotApp": sandbox_for_test(copilot),
+        # Kernels on ports of this test worker's own (tests/kernels.py).
+        "MappingKernelManager": {"kernel_manager_class": WORKER_PORT_KERNEL_MANAGER},
     }
 
 

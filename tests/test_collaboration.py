@@ -11,6 +11,7 @@ from traitlets.config import Config
 
 from jupyter_copilot.page.context import source_hash
 from tests.conftest import make_notebook
+from tests.kernels import WORKER_PORT_KERNEL_MANAGER
 from tests.pages import ScriptedPage, context_answer, notebook_state
 from tests.server import INSERT_INVOKE, INVOKE, RUN_INVOKE, call_action, start_session
 
@@ -34,6 +35,7 @@ def jp_server_config(tmp_path: Path) -> Config:
             },
             "BaseFileIdManager": {"db_path": str(tmp_path / "file_id.db")},
             "SQLiteYStore": {"db_path": str(tmp_path / "ystore.db")},
+            "MappingKernelManager": {"kernel_manager_class": WORKER_PORT_KERNEL_MANAGER},
         }
     )
 
