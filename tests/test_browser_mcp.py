@@ -79,6 +79,20 @@ async def model_source(lab: Lab, cell_id: str) -> str:
     )
 
 
+async def read_cells(client: Any, args: dict[str, Any]) -> Any:
+    """``notebook_read_cells`` once the server knows the page's active notebook: the page
+    reports a newly opened notebook in its next state message, and a read that arrives
+    before it is refused as not a notebook (``not-authoring-view``)."""
+
+    async def answered() -> Any:
+        result = await client.call_tool("notebook_read_cells", args)
+        if result.is_error and refusal_code(result) == "not-authoring-view":
+            return None
+        return result
+
+    return await eventually(answered, "a read of the opened notebook")
+
+
 def edit_of(cell: dict[str, Any], new_source: str = NEW) -> dict[str, Any]:
     return {
         "artifactId": cell["artifactId"],
@@ -221,7 +235,7 @@ async def test_a_2000_cell_notebook_reads_from_the_live_page_in_pages_within_bud
         cursor = None
         while True:
             args = {"cursor": cursor} if cursor else {}
-            result = await client.call_tool("notebook_read_cells", args)
+            result = await read_cells(client, args)
             page = structured(result)
             assert len(result.content[0].text.encode("utf-8")) <= budget
             assert entry_size(page) <= budget
@@ -297,7 +311,7 @@ async def test_outputs_are_read_as_summaries_from_the_live_page(
         mcp_client(url_of(lab_server), token_of(lab_server)) as client,
     ):
         await lab.open("out.ipynb")
-        page = structured(await client.call_tool("notebook_read_cells", {"includeOutputs": True}))
+        page = structured(await read_cells(client, {"includeOutputs": True}))
     code, markdown = page["cells"]
     assert "outputs" not in markdown
     assert code["outputs"] == [
