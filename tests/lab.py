@@ -341,14 +341,14 @@ def widgets_labextensions_dir(shared_tmp: Path) -> Path:
     )
 
 
-#: JupyterLab's own extensions that nothing in the browser tests uses, switched off as an admin
-#: does (``jupyter labextension disable``: ``labconfig/page_config.json``). Without them a page
-#: load costs the machine about 3.3 CPU-seconds, against 3.75 (measured over 11 loads), as fewer
-#: plugins start, compile their settings' schemas and follow every notebook change. The Settings
-#: Editor, the terminal (a reply's fake link must not open one), the launcher, the console and
-#: the cell toolbar stay. The tests of the demo, the first hour and Notebook 7 keep every
-#: extension (``every_extension``), so that the panel is seen working next to all that a person's
-#: JupyterLab ships.
+#: JupyterLab's own extensions (and one plugin) that nothing in the browser tests uses, switched
+#: off as an admin does (``jupyter labextension disable``: ``labconfig/page_config.json``).
+#: Without them a page load costs the machine about 3.3 CPU-seconds, against 3.75 (measured
+#: over 11 loads), as fewer plugins start, compile their settings' schemas and follow every
+#: notebook change. The Settings Editor, the terminal (a reply's fake link must not open one),
+#: the launcher, the console and the cell toolbar stay. The tests of the demo, the first hour
+#: and Notebook 7 keep every extension (``every_extension``), so that the panel is seen working
+#: next to all that a person's JupyterLab ships.
 UNUSED_EXTENSIONS = (
     # Side panels and their services: table of contents, debugger, code intelligence,
     # running sessions, property inspector, help, extension and plugin managers.
@@ -375,6 +375,10 @@ UNUSED_EXTENSIONS = (
     "@jupyterlab/pdf-extension",
     "@jupyterlab/vega5-extension",
     "@jupyterlab/mermaid-extension",
+    # The notebook's "Save and Export Notebook As" menu, which no test opens: on every page
+    # load it asks the server for the export formats, and the server answers by loading
+    # every nbconvert exporter, about 0.3 CPU-seconds of the test process per page.
+    "@jupyterlab/notebook-extension:export",
 )
 
 
@@ -473,11 +477,12 @@ class Lab:
         return await element.get_attribute("data-page-id")  # type: ignore[no-any-return]
 
     async def extension_on(self, name: str) -> bool:
-        """Whether JupyterLab started any plugin of the extension ``name`` (a page of the
-        browser tests starts without ``UNUSED_EXTENSIONS``)."""
+        """Whether JupyterLab started any plugin of the extension ``name``, or the plugin
+        ``name`` (a page of the browser tests starts without ``UNUSED_EXTENSIONS``)."""
         return await self.page.evaluate(  # type: ignore[no-any-return]
             """name => window.jupyterapp.listPlugins().some(
-                id => id.startsWith(name + ':') && window.jupyterapp.isPluginActivated(id))""",
+                id => (id === name || id.startsWith(name + ':'))
+                    && window.jupyterapp.isPluginActivated(id))""",
             name,
         )
 
