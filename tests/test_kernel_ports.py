@@ -3,6 +3,7 @@ so that another worker cannot take a port between its choice and the kernel bind
 
 from __future__ import annotations
 
+import itertools
 import socket
 from pathlib import Path
 
@@ -19,7 +20,7 @@ def test_the_workers_shares_are_disjoint_and_below_the_ephemeral_range() -> None
     ranges = [range(share.first, share.first + share.size) for share in shares]
     assert ranges[0].start == kernels.FIRST_KERNEL_PORT
     assert ranges[-1].stop <= end
-    for before, after in zip(ranges, ranges[1:]):
+    for before, after in itertools.pairwise(ranges):
         assert before.stop <= after.start
 
 
