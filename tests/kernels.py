@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jupyter_client.asynchronous.client import AsyncKernelClient
 from jupyter_client.connect import write_connection_file
 from jupyter_server.services.kernels.kernelmanager import ServerKernelManager
 
@@ -167,6 +168,18 @@ def shared_kernel() -> SharedKernel:
 def _stop_shared_kernel() -> None:
     if _shared is not None:
         _shared.stop()
+
+
+async def kernel_implementation(info: dict[str, Any]) -> str:
+    """The ``implementation`` a kernel at ``info`` names in its ``kernel_info`` reply."""
+    client = AsyncKernelClient()
+    client.load_connection_info(info)
+    client.start_channels()
+    try:
+        reply = await client.kernel_info(reply=True, timeout=60)
+        return reply["content"]["implementation"]  # type: ignore[no-any-return]
+    finally:
+        client.stop_channels()
 
 
 class WorkerPortKernelManager(ServerKernelManager):

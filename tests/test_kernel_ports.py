@@ -1,13 +1,12 @@
-"""The kernels tests start take their ports from their test worker's own range (tests/kernels.py),
-so that another worker cannot take a port between its choice and the kernel binding it."""
+"""The kernels that tests start take their ports from their test worker's own range
+(tests/kernels.py), so that another worker cannot take a port between its choice and the
+kernel binding it."""
 
 from __future__ import annotations
 
 import itertools
 import socket
 from pathlib import Path
-
-from jupyter_client.asynchronous.client import AsyncKernelClient
 
 from tests import kernels
 from tests.conftest import make_notebook
@@ -67,14 +66,7 @@ async def test_a_kernel_the_server_launches_binds_ports_of_this_workers_share(
     share = kernels.KernelPorts.for_this_worker()
     for name in kernels.PORT_NAMES:
         assert share.first <= info[name] < share.first + share.size
-    client = AsyncKernelClient()
-    client.load_connection_info(info)
-    client.start_channels()
-    try:
-        reply = await client.kernel_info(reply=True, timeout=60)
-        assert reply["content"]["implementation"] == "ipython"
-    finally:
-        client.stop_channels()
+    assert await kernels.kernel_implementation(info) == "ipython"
     # A restart keeps the kernel's ports.
     await jp_fetch("api", "kernels", session["kernel"]["id"], "restart", method="POST", body="")
     assert {name: manager.get_connection_info()[name] for name in kernels.PORT_NAMES} == {

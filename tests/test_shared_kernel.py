@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from jupyter_client.asynchronous.client import AsyncKernelClient
 
 from tests import kernels
 from tests.conftest import make_notebook
@@ -36,14 +35,7 @@ async def test_sessions_attach_to_the_one_real_kernel_of_the_process(
         assert not manager.has_kernel
         assert manager.get_connection_info()["shell_port"] == shared.info["shell_port"]
     # ...and it is a real IPython kernel that answers.
-    client = AsyncKernelClient()
-    client.load_connection_info(shared.info)
-    client.start_channels()
-    try:
-        reply = await client.kernel_info(reply=True, timeout=60)
-        assert reply["content"]["implementation"] == "ipython"
-    finally:
-        client.stop_channels()
+    assert await kernels.kernel_implementation(shared.info) == "ipython"
 
 
 async def test_deleting_a_session_unregisters_it_and_leaves_the_shared_kernel_running(
