@@ -33,16 +33,18 @@ def test_the_ephemeral_range_is_read_from_the_system_with_linuxs_default_otherwi
 
 
 def test_a_share_hands_out_ports_in_turn_and_skips_a_port_held_by_anyone() -> None:
+    # Relative checks only: a test worker's kernels may hold ports of this share meanwhile.
     share = kernels.KernelPorts(7, 8, kernels.ephemeral_start())
     first = share.take("127.0.0.1")
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", first + 1))
         second = share.take("127.0.0.1")
-    assert first == share.first
-    assert second == first + 2
+    assert share.first <= first < share.first + share.size
+    assert second >= first + 2
     ports = share.for_kernel("127.0.0.1")
     assert list(ports) == list(kernels.PORT_NAMES)
-    assert sorted(ports.values()) == list(range(second + 1, second + 6))
+    values = list(ports.values())
+    assert values == sorted(values) and len(set(values)) == 5 and values[0] > second
 
 
 def test_no_share_is_made_for_a_worker_out_of_range_or_too_small() -> None:
