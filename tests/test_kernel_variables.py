@@ -84,6 +84,7 @@ class Person:
     """The person's own kernel client: runs cells as JupyterLab would."""
 
     def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
         # A session of its own: the server's session object remembers the signature of every
         # message its own clients received and would drop the same IOPub message here.
         session = Session(key=kernel.session.key, signature_scheme=kernel.session.signature_scheme)
@@ -106,7 +107,19 @@ class Person:
             if reply["parent_header"].get("msg_id") == msg_id:
                 break
         assert reply["content"]["status"] == "ok", reply["content"]
+        await self.idle()
         return str(reply["content"]["user_expressions"]["read"]["data"]["text/plain"])
+
+    async def idle(self) -> None:
+        """Wait until the server has heard the kernel go idle, as JupyterLab's kernel status
+        shows it. The reply to a cell can reach the person's client before the server reads
+        the kernel's idle status, and until then the server rightly answers ``kernel-busy``
+        (seen once in a full run)."""
+
+        def idle() -> bool:
+            return getattr(self.kernel, "execution_state", None) == "idle"
+
+        await eventually(idle, "the server to hear the kernel idle", 30)
 
     async def state(self) -> str:
         # Read without a history entry of its own, so that two reads compare equal.
@@ -145,11 +158,6 @@ def scene(jp_fetch, jp_ws_fetch, jp_root_dir, jp_serverapp, jp_asyncio_loop) -> 
         person = await Person.connect(kernel)
         await person.run(SETUP)
         person.close()
-
-        async def idle() -> bool:
-            return getattr(kernel, "execution_state", None) == "idle"
-
-        await eventually(idle, "the kernel to be idle", 30)
         return kernel, page
 
     # The test's own kernel client is made on the test's loop (``person`` below).
