@@ -53,6 +53,16 @@ def processes_running(*argv: str) -> list[int]:
     return found
 
 
+def held_here(link: str) -> bool:
+    """Whether this process (the server's) has a file descriptor open on ``link``, as
+    ``/proc`` names a pipe (``pipe:[inode]``): both ends of a pipe have the same name."""
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/self/fd/{fd}") == link:
+                return True
+    return False
+
+
 @pytest.fixture
 def escaped(log: Path) -> Any:
     """Kills the helpers the agent left behind, whatever the test did."""
@@ -69,6 +79,8 @@ async def test_a_helper_holding_the_agents_stdout_cannot_hang_archive_or_shutdow
     conversation = await create(jp_fetch, chatOnly=True)
     await send(jp_fetch, conversation, "escape")
     [process] = [c.process for c in copilot.conversations.listed("owner")]
+    stdout = os.readlink(f"/proc/{process.proc.pid}/fd/1")
+    assert held_here(stdout)
     started = time.monotonic()
     status, _ = await asyncio.wait_for(
         api(jp_fetch, "conversations", conversation, "archive", method="POST"), 20
@@ -77,6 +89,10 @@ async def test_a_helper_holding_the_agents_stdout_cannot_hang_archive_or_shutdow
     # SIGTERM is ignored: 3 s of grace, then SIGKILL, then the pipes are closed.
     assert time.monotonic() - started < 12
     assert process.exited and process.proc.returncode is not None
+    # The server lets go of its end of the agent's stdout, which the helper may still hold:
+    # else its file descriptor stays open as long as the helper lives (Python 3.10 reports
+    # the agent's exit before its pipes close).
+    await eventually(lambda: not held_here(stdout), "the server to close the agent's stdout", 5)
     # Under the sandbox the helper ends with the agent's PID namespace. The kernel tears
     # the namespace down after its first process dies, so the helper may outlive the
     # agent by a moment, never by seconds.

@@ -345,16 +345,27 @@ class AgentProcess:
                 if not await self._exited_within(_KILL_WAIT_SECONDS):
                     # A helper that left the group holds our pipes open, so the exit is never
                     # reported: close the pipes and stop waiting for them.
-                    transport = getattr(proc, "_transport", None)
-                    if transport is not None:
-                        with contextlib.suppress(Exception):
-                            transport.close()
+                    self._close_pipes(proc)
                     await self._exited_within(_KILL_WAIT_SECONDS)
         finally:
             if self._pump is not None:
                 self._pump.cancel()
+            # Python 3.10 reports the exit before the pipes close: our ends would stay open
+            # for as long as such a helper lives.
+            self._close_pipes(proc)
             self._stderr.close()
             await self._release()
+
+    @staticmethod
+    def _close_pipes(proc: asyncio.subprocess.Process | None) -> None:
+        """Close our ends of the agent's pipes (a no-op for those already closed).
+
+        asyncio's process has no close of its own: its transport's close is the one.
+        """
+        transport = getattr(proc, "_transport", None)
+        if transport is not None:
+            with contextlib.suppress(Exception):
+                transport.close()
 
     def _remove_private_cwd(self) -> None:
         if self._private_cwd is not None:
