@@ -322,8 +322,10 @@ class ServerProcess:
 
 @asynccontextmanager
 async def running(server: ServerProcess) -> AsyncIterator[ServerProcess]:
-    await server.start()
+    """The server, started; stopped at the end, also when it did not start in time (a slow
+    start left it running after the test)."""
     try:
+        await server.start()
         yield server
     finally:
         if server.proc is not None and server.proc.poll() is None:
